@@ -1,0 +1,24 @@
+//! Binding: the only place that imports `napi`. Converts JavaScript values to core
+//! specs, calls one core function per export, and converts results and errors back.
+
+mod cancel;
+mod errors;
+mod functions;
+mod options;
+mod session;
+
+#[napi_derive::module_init]
+fn init() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("berth-worker")
+        .enable_all()
+        .build()
+        .expect("berth: cannot start its tokio runtime");
+    napi::bindgen_prelude::create_custom_tokio_runtime(rt);
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!("berth: internal panic (a bug in berth; please report it with this message)");
+        default_hook(info);
+    }));
+}

@@ -1,0 +1,304 @@
+//! Options and results as JavaScript objects, and their one conversion into core types.
+
+use std::collections::{BTreeMap, HashMap};
+
+use napi::bindgen_prelude::{Buffer, Utf16String};
+use napi_derive::napi;
+
+use crate::engine::EngineOptions;
+use crate::errors::Result;
+use crate::exec::{ExecOptions, ExecOutput};
+use crate::identity::{liveness, Owner};
+use crate::peek::PeekResult;
+use crate::resume::ResumeSpec;
+use crate::spec::{whole_number, CreateSpec, Limits, Mount, Security};
+
+/// A bind mount of a host path into the container.
+#[napi(object)]
+pub struct BindingMount {
+    /// Absolute host path.
+    pub source: String,
+    /// Absolute path inside the container.
+    pub target: String,
+    /// Mount read-only. @default false
+    pub read_only: Option<bool>,
+}
+
+/// Options of `createSession`, as the TypeScript entry passes them.
+#[napi(object)]
+pub struct BindingCreateOptions {
+    /// Session id: 1 to 256 UTF-16 code units, no control characters, no lone surrogates.
+    pub session_id: Utf16String,
+    /// Image reference; pulled when missing.
+    pub image: String,
+    /// Container name prefix. @default 'berth'
+    pub prefix: Option<Utf16String>,
+    /// Working directory (absolute) of the container and its execs.
+    pub work_dir: Option<String>,
+    /// Container TCP ports to publish on 127.0.0.1 (each 1..65535).
+    pub ports: Option<Vec<f64>>,
+    /// Environment variables. Values never reach labels or error messages.
+    pub env: Option<HashMap<String, String>>,
+    /// User (`name`, `uid`, `uid:gid`).
+    pub user: Option<String>,
+    /// Setup commands, each an argv, run in order after start.
+    pub setup_commands: Option<Vec<Vec<String>>>,
+    /// Bind mounts.
+    pub mounts: Option<Vec<BindingMount>>,
+    /// Extra labels (keys outside `dev.berth.`).
+    pub labels: Option<HashMap<String, String>>,
+    /// Keep-alive entrypoint. @default ['sleep', '2147483647']
+    pub entrypoint: Option<Vec<String>>,
+    /// Network mode (`bridge`, `none`, a network name).
+    pub network_mode: Option<String>,
+    /// Capabilities to drop.
+    pub cap_drop: Option<Vec<String>>,
+    /// Set `no-new-privileges`. @default false
+    pub no_new_privileges: Option<bool>,
+    /// Mount the root filesystem read-only. @default false
+    pub read_only_root_filesystem: Option<bool>,
+    /// Memory limit, in bytes (at least 6 MiB).
+    pub memory_bytes: Option<f64>,
+    /// CPU limit, in CPUs (1.5 = one and a half).
+    pub cpus: Option<f64>,
+    /// Maximum number of processes.
+    pub pids_limit: Option<f64>,
+    /// Engine unix socket path; wins over `DOCKER_HOST` and the default socket.
+    pub socket_path: Option<String>,
+}
+
+/// Options of `resumeSession`.
+#[napi(object)]
+pub struct BindingResumeOptions {
+    /// Session id.
+    pub session_id: Utf16String,
+    /// Container name prefix. @default 'berth'
+    pub prefix: Option<Utf16String>,
+    /// Engine unix socket path.
+    pub socket_path: Option<String>,
+}
+
+/// Options of `peek`.
+#[napi(object)]
+pub struct BindingPeekOptions {
+    /// Container name prefix. @default 'berth'
+    pub prefix: Option<Utf16String>,
+    /// Engine unix socket path.
+    pub socket_path: Option<String>,
+}
+
+/// Options of `Session.exec`.
+#[napi(object)]
+pub struct BindingExecOptions {
+    /// Working directory (absolute).
+    pub cwd: Option<String>,
+    /// Extra environment variables.
+    pub env: Option<HashMap<String, String>>,
+    /// User to run as.
+    pub user: Option<String>,
+    /// Bytes written to stdin, which is then closed.
+    pub stdin: Option<Buffer>,
+    /// Deadline, in milliseconds; the process tree is killed when it passes (`E_EXEC_TIMEOUT`).
+    pub timeout_ms: Option<f64>,
+    /// Cap on each of stdout and stderr, in bytes. @default 67108864
+    pub max_buffer_bytes: Option<f64>,
+}
+
+/// Options of `Session.stop`.
+#[napi(object)]
+pub struct BindingStopOptions {
+    /// Stop even when this handle does not own the container. @default false
+    pub force: Option<bool>,
+    /// Grace period before SIGKILL, in milliseconds (rounded up to seconds). @default 10000
+    pub timeout_ms: Option<f64>,
+}
+
+/// Options of `Session.remove`.
+#[napi(object)]
+pub struct BindingRemoveOptions {
+    /// Remove even when this handle does not own the container. @default false
+    pub force: Option<bool>,
+}
+
+/// A session's recorded owner.
+#[napi(object)]
+pub struct BindingOwner {
+    /// Machine id + boot id + pid namespace, hashed.
+    pub host_id: String,
+    /// Process id.
+    pub pid: u32,
+    /// Process start time, in clock ticks since boot.
+    pub start_time: String,
+    /// Random per-process instance id.
+    pub instance_id: String,
+    /// `alive`, `dead` or `unknown`, as seen from this process now.
+    pub liveness: String,
+}
+
+/// What `peek` reports.
+#[napi(object)]
+pub struct BindingPeekResult {
+    /// Container name.
+    pub name: String,
+    /// Full container id.
+    pub id: String,
+    /// Session id from the labels; absent when unmanaged.
+    pub session_id: Option<String>,
+    /// Whether berth manages the container.
+    pub managed: bool,
+    /// Whether its setup finished.
+    pub ready: bool,
+    /// `created`, `running`, `paused`, `restarting`, `exited`, `removing`, `dead` or `unknown`.
+    pub state: String,
+    /// The engine's own state string.
+    pub raw_state: String,
+    /// Image reference.
+    pub image: String,
+    /// Creation time (RFC 3339).
+    pub created_at: String,
+    /// Recorded owner; absent when unmanaged or unreadable.
+    pub owner: Option<BindingOwner>,
+    /// `"8080/tcp"` -> `"127.0.0.1:49153"`.
+    pub ports: HashMap<String, String>,
+}
+
+/// The buffered result of an exec.
+#[napi(object)]
+pub struct BindingExecResult {
+    /// Exit code, as the engine reports it.
+    pub exit_code: i64,
+    /// Standard output.
+    pub stdout: Buffer,
+    /// Standard error.
+    pub stderr: Buffer,
+    /// Whether output went past `maxBufferBytes` and was cut.
+    pub truncated: bool,
+}
+
+/// The result of `stop`.
+#[napi(object)]
+pub struct BindingStopResult {
+    /// Whether the container is stopped now.
+    pub stopped: bool,
+    /// `not-owner`, `absent` or `already-removed`.
+    pub reason: Option<String>,
+}
+
+/// The result of `remove`.
+#[napi(object)]
+pub struct BindingRemoveResult {
+    /// Whether this call removed the container.
+    pub removed: bool,
+    /// `not-owner`, `absent` or `already-removed`.
+    pub reason: Option<String>,
+}
+
+fn sorted(m: Option<HashMap<String, String>>) -> BTreeMap<String, String> {
+    m.unwrap_or_default().into_iter().collect()
+}
+
+impl BindingCreateOptions {
+    /// The core spec and engine options. Numbers are checked here; everything else in core.
+    pub fn into_core(self) -> Result<(CreateSpec, EngineOptions)> {
+        let ports = self
+            .ports
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| whole_number(&format!("ports[{i}]"), *p, 1, 65535).map(|p| p as u16))
+            .collect::<Result<Vec<u16>>>()?;
+        let limits = Limits {
+            memory_bytes: self.memory_bytes.map(|m| whole_number("memoryBytes", m, 0, i64::MAX)).transpose()?,
+            cpus: self.cpus,
+            pids_limit: self.pids_limit.map(|p| whole_number("pidsLimit", p, 1, i64::MAX)).transpose()?,
+        };
+        let spec = CreateSpec {
+            session_id: self.session_id.to_vec(),
+            prefix: self.prefix.map(|p| p.to_vec()),
+            image: self.image,
+            work_dir: self.work_dir,
+            ports,
+            env: sorted(self.env),
+            user: self.user,
+            setup_commands: self.setup_commands.unwrap_or_default(),
+            mounts: self
+                .mounts
+                .unwrap_or_default()
+                .into_iter()
+                .map(|m| Mount { source: m.source, target: m.target, read_only: m.read_only.unwrap_or(false) })
+                .collect(),
+            labels: sorted(self.labels),
+            entrypoint: self.entrypoint,
+            limits,
+            security: Security {
+                cap_drop: self.cap_drop.unwrap_or_default(),
+                no_new_privileges: self.no_new_privileges.unwrap_or(false),
+                read_only_root_filesystem: self.read_only_root_filesystem.unwrap_or(false),
+                network_mode: self.network_mode,
+            },
+        };
+        Ok((spec, EngineOptions { socket_path: self.socket_path }))
+    }
+}
+
+impl BindingResumeOptions {
+    /// The core resume spec and engine options.
+    pub fn into_core(self) -> (ResumeSpec, EngineOptions) {
+        (
+            ResumeSpec { session_id: self.session_id.to_vec(), prefix: self.prefix.map(|p| p.to_vec()) },
+            EngineOptions { socket_path: self.socket_path },
+        )
+    }
+}
+
+impl BindingExecOptions {
+    /// The core exec options.
+    pub fn into_core(self) -> Result<ExecOptions> {
+        Ok(ExecOptions {
+            cwd: self.cwd,
+            env: sorted(self.env),
+            user: self.user,
+            stdin: self.stdin.map(|b| b.to_vec()),
+            timeout_ms: self.timeout_ms.map(|t| whole_number("timeoutMs", t, 1, i64::MAX).map(|t| t as u64)).transpose()?,
+            max_buffer_bytes: self
+                .max_buffer_bytes
+                .map(|m| whole_number("maxBufferBytes", m, 0, i64::MAX).map(|m| m as usize))
+                .transpose()?,
+        })
+    }
+}
+
+/// Converts an owner for JavaScript, with its liveness as seen now.
+pub fn owner_js(o: &Owner) -> BindingOwner {
+    BindingOwner {
+        host_id: o.host_id.clone(),
+        pid: o.pid,
+        start_time: o.start_time.clone(),
+        instance_id: o.instance_id.clone(),
+        liveness: liveness(o).as_str().to_string(),
+    }
+}
+
+impl From<PeekResult> for BindingPeekResult {
+    fn from(p: PeekResult) -> Self {
+        BindingPeekResult {
+            owner: p.owner.as_ref().map(owner_js),
+            name: p.name,
+            id: p.id,
+            session_id: p.session_id,
+            managed: p.managed,
+            ready: p.ready,
+            state: p.state.to_string(),
+            raw_state: p.raw_state,
+            image: p.image,
+            created_at: p.created_at,
+            ports: p.ports.into_iter().collect(),
+        }
+    }
+}
+
+impl From<ExecOutput> for BindingExecResult {
+    fn from(o: ExecOutput) -> Self {
+        BindingExecResult { exit_code: o.exit_code, stdout: o.stdout.into(), stderr: o.stderr.into(), truncated: o.truncated }
+    }
+}

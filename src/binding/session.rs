@@ -1,0 +1,133 @@
+//! BindingSession: the JavaScript class over one core session handle.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::PromiseRaw;
+use napi::Env;
+use napi_derive::napi;
+
+use super::cancel::{token_of, CancelToken};
+use super::errors::js;
+use super::options::{
+    owner_js, BindingExecOptions, BindingExecResult, BindingOwner, BindingRemoveOptions, BindingRemoveResult,
+    BindingStopOptions, BindingStopResult,
+};
+use crate::session::Session;
+use crate::spec::whole_number;
+
+/// One session's container, as created or resumed. The TypeScript `Session` wraps it.
+#[napi]
+pub struct BindingSession {
+    inner: Arc<Session>,
+}
+
+impl BindingSession {
+    /// Wraps a core handle.
+    pub fn new(s: Session) -> Self {
+        BindingSession { inner: Arc::new(s) }
+    }
+}
+
+#[napi]
+impl BindingSession {
+    /// The full 64-hex container id.
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.inner.id.clone()
+    }
+
+    /// The container name.
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    /// The session id.
+    #[napi(getter)]
+    pub fn session_id(&self) -> String {
+        self.inner.session_id.clone()
+    }
+
+    /// `created`, `adopted` or `inherited`.
+    #[napi(getter)]
+    pub fn ownership(&self) -> String {
+        self.inner.ownership.as_str().to_string()
+    }
+
+    /// The recorded creator, with its liveness now; absent when unreadable.
+    #[napi(getter)]
+    pub fn owner(&self) -> Option<BindingOwner> {
+        self.inner.owner.as_ref().map(owner_js)
+    }
+
+    /// Spec fields that differ from creation.
+    #[napi(getter)]
+    pub fn drift(&self) -> Vec<String> {
+        self.inner.drift.clone()
+    }
+
+    /// Runs `argv` (never a shell string) and buffers stdout and stderr as bytes.
+    ///
+    /// Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
+    /// Errors: `E_INVALID_ARGUMENT`, `E_EXEC_TIMEOUT`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<BindingExecResult>")]
+    pub fn exec<'e>(
+        &self,
+        env: &'e Env,
+        argv: Vec<String>,
+        options: Option<BindingExecOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, BindingExecResult>> {
+        let inner = self.inner.clone();
+        let opts = options.map(BindingExecOptions::into_core).transpose();
+        let cancel = token_of(token);
+        env.spawn_future(async move {
+            let opts = js(opts)?.unwrap_or_default();
+            js(inner.exec(&argv, &opts, &cancel).await.map(Into::into))
+        })
+    }
+
+    /// `"127.0.0.1:49153"` for a published container port (TCP).
+    ///
+    /// Engine API: `GET /containers/{id}/json`. Errors: `E_INVALID_ARGUMENT` (not 1..65535, or not
+    /// published), `E_SESSION_NOT_FOUND`, `E_ENGINE`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn host_address<'e>(&self, env: &'e Env, port: f64) -> napi::Result<PromiseRaw<'e, String>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let port = js(whole_number("port", port, 1, 65535))?;
+            js(inner.host_address(port).await)
+        })
+    }
+
+    /// Stops the container by id when this handle owns it (or `force`).
+    ///
+    /// Engine API: `POST /containers/{id}/stop`. Resolves `{ stopped: false, reason: 'not-owner' }`
+    /// with no engine call for an adopted handle. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<BindingStopResult>")]
+    pub fn stop<'e>(&self, env: &'e Env, options: Option<BindingStopOptions>) -> napi::Result<PromiseRaw<'e, BindingStopResult>> {
+        let inner = self.inner.clone();
+        let force = options.as_ref().and_then(|o| o.force).unwrap_or(false);
+        let timeout = options.and_then(|o| o.timeout_ms);
+        env.spawn_future(async move {
+            let timeout_ms = js(timeout.map(|t| whole_number("timeoutMs", t, 0, i64::from(i32::MAX)).map(|t| t as u64)).transpose())?;
+            let out = js(inner.stop(force, timeout_ms).await)?;
+            Ok(BindingStopResult { stopped: out.stopped, reason: out.reason.map(str::to_string) })
+        })
+    }
+
+    /// Removes the container by id when this handle owns it (or `force`).
+    ///
+    /// Engine API: `DELETE /containers/{id}?force=true&v=true`. Concurrent calls make one engine
+    /// call; later calls resolve `already-removed`. A failure rejects and keeps the duty.
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<BindingRemoveResult>")]
+    pub fn remove<'e>(&self, env: &'e Env, options: Option<BindingRemoveOptions>) -> napi::Result<PromiseRaw<'e, BindingRemoveResult>> {
+        let inner = self.inner.clone();
+        let force = options.and_then(|o| o.force).unwrap_or(false);
+        env.spawn_future(async move {
+            let out = js(inner.remove(force).await)?;
+            Ok(BindingRemoveResult { removed: out.removed, reason: out.reason.map(str::to_string) })
+        })
+    }
+}

@@ -1,0 +1,268 @@
+//! Create: a fresh session container, never adopted; rolled back by id on any failure after creation.
+//!
+//! Engine calls, in order: `GET /images/{image}/json` (and `POST /images/create` when
+//! missing), `POST /containers/create?name=<name>` (the engine's name uniqueness is
+//! the lock), `POST /containers/{id}/start`, one exec per setup command, then
+//! `POST /volumes/create` for the readiness record.
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use bollard::models::{ContainerCreateBody, HostConfig, Mount as EngineMount, MountType, PortBinding};
+use bollard::query_parameters::{CreateContainerOptionsBuilder, CreateImageOptionsBuilder};
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::container::{inspect, Facts};
+use crate::engine::{self, status, Engine, EngineOptions};
+use crate::errors::{Error, Holder, Result};
+use crate::exec::{self, ExecOptions};
+use crate::naming::{container_name, DEFAULT_PREFIX};
+use crate::session::{Ownership, Session};
+use crate::spec::{validate_prefix, validate_session_id, CreateSpec};
+use crate::{cleanup, identity, labels, records, remove};
+
+/// Bytes of a failing setup command's stdout/stderr kept in the error (the tail).
+pub const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
+
+/// Creates session `spec.session_id`, starts it, runs its setup commands, marks it ready.
+///
+/// Fresh only: a taken name is `E_SESSION_EXISTS` with what holds it, and nothing
+/// else is touched. Any failure after the engine created the container (start,
+/// setup exit code, abort) removes that container by id and rejects with the first
+/// cause; a failed removal is attached to the error and retried by the next call.
+/// An abort never drops the create request in flight: its answer is awaited, then
+/// the container is removed.
+///
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`,
+/// `E_SESSION_EXISTS`, `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
+pub async fn create_session(spec: &CreateSpec, engine_opts: &EngineOptions, cancel: &CancellationToken) -> Result<Session> {
+    spec.validate()?;
+    let session_id = validate_session_id(&spec.session_id)?;
+    let prefix_units: Vec<u16> = spec.prefix.clone().unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
+    let prefix = validate_prefix(&prefix_units)?;
+    let name = container_name(&spec.session_id, Some(&prefix_units));
+    let engine = guard(cancel, "create session", engine::connect(engine_opts)).await?;
+    cleanup::retry_pending(&engine).await;
+    guard(cancel, "create session", ensure_image(&engine, &spec.image)).await?;
+    if cancel.is_cancelled() {
+        return Err(Error::aborted("create session"));
+    }
+
+    let owner = identity::current();
+    let created_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
+    let body = container_body(spec, labels::encode(spec, &session_id, &prefix, owner, &created_at));
+    let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+    // Not raced against the abort signal: a dropped create could leave a container nobody knows.
+    let id = match engine.docker.create_container(Some(opts), body).await {
+        Ok(r) => r.id,
+        Err(e) => return Err(create_failure(&engine, &session_id, &name, &spec.image, e).await),
+    };
+
+    let session = Session::new(engine.clone(), id.clone(), name.clone(), session_id.clone(), Ownership::Created, owner.cloned());
+    match guard(cancel, "create session", finish(&engine, &session, spec)).await {
+        Ok(()) => Ok(session),
+        Err(first) => Err(rollback(&engine, &id, first).await),
+    }
+}
+
+/// Runs `fut` unless `cancel` fires first (then `E_ABORTED`).
+pub async fn guard<T>(cancel: &CancellationToken, operation: &str, fut: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    tokio::select! {
+        r = fut => r,
+        _ = cancel.cancelled() => Err(Error::aborted(operation)),
+    }
+}
+
+/// Start, setup, readiness record.
+async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result<()> {
+    engine.docker.start_container(&session.id, None).await.map_err(|e| engine.error("start container", e))?;
+    let never = CancellationToken::new();
+    for (index, argv) in spec.setup_commands.iter().enumerate() {
+        let opts = ExecOptions { user: spec.user.clone(), cwd: spec.work_dir.clone(), ..Default::default() };
+        let out = exec::exec(engine, &session.id, &session.name, argv, &opts, &never).await?;
+        if out.exit_code != 0 {
+            return Err(Error::SetupFailed {
+                session_id: session.session_id.clone(),
+                name: session.name.clone(),
+                index,
+                argv: argv.clone(),
+                exit_code: out.exit_code,
+                stdout: tail(&out.stdout),
+                stderr: tail(&out.stderr),
+            });
+        }
+    }
+    records::mark_ready(engine, &session.id).await
+}
+
+fn tail(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(SETUP_OUTPUT_TAIL_BYTES)..]).into_owned()
+}
+
+/// Removes what this call created; the first error stays first.
+async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
+    match remove::remove_by_id(engine, id).await {
+        Ok(_) => first,
+        Err(cleanup_err) => {
+            cleanup::defer(engine, id);
+            first.with_cleanup(cleanup_err)
+        }
+    }
+}
+
+/// Classifies a failed `POST /containers/create`: a taken name (409; Docker 17.09: 400;
+/// Podman 4: 500) is confirmed by inspecting the name, never by message text.
+async fn create_failure(engine: &Engine, session_id: &str, name: &str, image: &str, e: bollard::errors::Error) -> Error {
+    let code = status(&e);
+    if matches!(code, Some(400) | Some(409) | Some(500)) {
+        if let Ok(Some(c)) = inspect(engine, name).await {
+            let f = Facts::from_inspect(&c);
+            return Error::SessionExists {
+                session_id: session_id.into(),
+                holder: Holder {
+                    name: f.name.clone(),
+                    id: f.id.clone(),
+                    state: f.state.into(),
+                    managed: f.managed.is_some(),
+                    session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
+                    owner: f.owner_json(),
+                },
+            };
+        }
+    }
+    if code == Some(404) {
+        return Error::ImageNotFound { image: image.into(), reason: engine.error("create container", e).to_string() };
+    }
+    engine.error("create container", e)
+}
+
+/// Makes sure `image` is present: `GET /images/{image}/json`, else `POST /images/create`.
+/// A failed pull (errors arrive inside the 200 stream) is `E_IMAGE_NOT_FOUND`.
+pub async fn ensure_image(engine: &Engine, image: &str) -> Result<()> {
+    match engine.docker.inspect_image(image).await {
+        Ok(_) => return Ok(()),
+        Err(e) if status(&e) == Some(404) => {}
+        Err(e) => return Err(engine.error("inspect image", e)),
+    }
+    let (repo, tag) = split_reference(image);
+    let mut b = CreateImageOptionsBuilder::default().from_image(repo);
+    if let Some(t) = tag {
+        b = b.tag(t);
+    }
+    let mut stream = engine.docker.create_image(Some(b.build()), None, None);
+    let mut failure: Option<String> = None;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(info) => {
+                if let Some(msg) = info.error_detail.and_then(|d| d.message) {
+                    failure.get_or_insert(msg);
+                }
+            }
+            Err(e) => {
+                failure.get_or_insert(engine.error("pull image", e).to_string());
+                break;
+            }
+        }
+    }
+    // A pull can report spurious stream errors after success: the image decides.
+    match engine.docker.inspect_image(image).await {
+        Ok(_) => Ok(()),
+        Err(e) if status(&e) == Some(404) => Err(Error::ImageNotFound {
+            image: image.into(),
+            reason: failure.unwrap_or_else(|| "the pull finished but the image is not present".into()),
+        }),
+        Err(e) => Err(engine.error("inspect image", e)),
+    }
+}
+
+/// Splits `repo[:tag][@digest]` into the pull's `fromImage` and `tag`; a digest stays in
+/// `fromImage`. No tag means `latest` (never "all tags").
+fn split_reference(image: &str) -> (&str, Option<&str>) {
+    if image.contains('@') {
+        return (image, None);
+    }
+    let last_slash = image.rfind('/').map_or(0, |i| i + 1);
+    match image[last_slash..].rfind(':') {
+        Some(i) => (&image[..last_slash + i], Some(&image[last_slash + i + 1..])),
+        None => (image, Some("latest")),
+    }
+}
+
+/// The `POST /containers/create` body: sleep entrypoint under an init process, ports on 127.0.0.1.
+fn container_body(spec: &CreateSpec, labels: HashMap<String, String>) -> ContainerCreateBody {
+    let mut ports: Vec<u16> = spec.ports.clone();
+    ports.sort_unstable();
+    ports.dedup();
+    let keys: Vec<String> = ports.iter().map(|p| format!("{p}/tcp")).collect();
+    let bindings: HashMap<String, Option<Vec<PortBinding>>> = keys
+        .iter()
+        .map(|k| (k.clone(), Some(vec![PortBinding { host_ip: Some("127.0.0.1".into()), host_port: Some(String::new()) }])))
+        .collect();
+    let mounts: Vec<EngineMount> = spec
+        .mounts
+        .iter()
+        .map(|m| EngineMount {
+            source: Some(m.source.clone()),
+            target: Some(m.target.clone()),
+            typ: Some(MountType::BIND),
+            read_only: Some(m.read_only),
+            ..Default::default()
+        })
+        .collect();
+    let sec = &spec.security;
+    let host_config = HostConfig {
+        init: Some(true),
+        port_bindings: (!bindings.is_empty()).then_some(bindings),
+        mounts: (!mounts.is_empty()).then_some(mounts),
+        cap_drop: (!sec.cap_drop.is_empty()).then(|| sec.cap_drop.clone()),
+        security_opt: sec.no_new_privileges.then(|| vec!["no-new-privileges:true".to_string()]),
+        readonly_rootfs: sec.read_only_root_filesystem.then_some(true),
+        network_mode: sec.network_mode.clone(),
+        memory: spec.limits.memory_bytes,
+        nano_cpus: spec.limits.cpus.map(|c| (c * 1e9).round() as i64),
+        pids_limit: spec.limits.pids_limit,
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(spec.image.clone()),
+        entrypoint: Some(spec.effective_entrypoint()),
+        cmd: Some(Vec::new()),
+        env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+        working_dir: spec.work_dir.clone(),
+        user: spec.user.clone(),
+        labels: Some(labels),
+        exposed_ports: (!keys.is_empty()).then_some(keys),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references() {
+        assert_eq!(split_reference("busybox"), ("busybox", Some("latest")));
+        assert_eq!(split_reference("busybox:1.36"), ("busybox", Some("1.36")));
+        assert_eq!(split_reference("localhost:5000/a/b"), ("localhost:5000/a/b", Some("latest")));
+        assert_eq!(split_reference("localhost:5000/a/b:2"), ("localhost:5000/a/b", Some("2")));
+        assert_eq!(split_reference("a@sha256:abc"), ("a@sha256:abc", None));
+    }
+
+    #[test]
+    fn body_publishes_on_loopback_only_with_init() {
+        let spec = CreateSpec { image: "i".into(), ports: vec![8080, 8080, 80], ..Default::default() };
+        let b = container_body(&spec, HashMap::new());
+        let hc = b.host_config.unwrap();
+        assert_eq!(hc.init, Some(true));
+        let pb = hc.port_bindings.unwrap();
+        assert_eq!(pb.len(), 2);
+        for v in pb.values() {
+            assert_eq!(v.as_ref().unwrap()[0].host_ip.as_deref(), Some("127.0.0.1"));
+        }
+        assert_eq!(b.entrypoint.unwrap(), vec!["sleep", "2147483647"]);
+        assert_eq!(b.cmd.unwrap(), Vec::<String>::new());
+    }
+}

@@ -1,0 +1,190 @@
+//! Identity: who this process is (host id, pid, start time, instance id) and whether an owner lives.
+
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+/// Who created or holds a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// Machine id + boot id + pid namespace, hashed (SHA-256, 32 hex chars).
+    pub host_id: String,
+    /// Process id, in the host id's pid namespace.
+    pub pid: u32,
+    /// Process start time in clock ticks since boot, as `/proc/<pid>/stat` field 22 gives it.
+    pub start_time: String,
+    /// A random id drawn once per process (32 hex chars).
+    pub instance_id: String,
+}
+
+/// Whether an owner process is running: SPEC §2's three values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    /// Same host, and the pid's start time matches.
+    Alive,
+    /// Same host, and the pid is gone or its start time differs (the pid was reused).
+    Dead,
+    /// Another host, or anything unreadable. Never counts as dead.
+    Unknown,
+}
+
+impl Liveness {
+    /// `alive`, `dead` or `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Liveness::Alive => "alive",
+            Liveness::Dead => "dead",
+            Liveness::Unknown => "unknown",
+        }
+    }
+}
+
+impl Owner {
+    /// The owner as `PeekResult.owner`: `{ hostId, pid, startTime, instanceId, liveness }`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "hostId": self.host_id,
+            "pid": self.pid,
+            "startTime": self.start_time,
+            "instanceId": self.instance_id,
+            "liveness": liveness(self).as_str(),
+        })
+    }
+
+    /// Whether this owner is this very process.
+    pub fn is_current(&self) -> bool {
+        current().is_some_and(|me| me == self)
+    }
+}
+
+/// This process's identity, read once. `None` where the platform gives no host id or start time.
+pub fn current() -> Option<&'static Owner> {
+    static CURRENT: OnceLock<Option<Owner>> = OnceLock::new();
+    CURRENT
+        .get_or_init(|| {
+            let pid = std::process::id();
+            Some(Owner {
+                host_id: host_id()?,
+                pid,
+                start_time: start_time(pid)?,
+                instance_id: hex::encode(rand::random::<[u8; 16]>()),
+            })
+        })
+        .as_ref()
+}
+
+/// Liveness of `owner` as seen from this process.
+pub fn liveness(owner: &Owner) -> Liveness {
+    let Some(me) = current() else { return Liveness::Unknown };
+    if owner.host_id != me.host_id {
+        return Liveness::Unknown;
+    }
+    if owner.pid == me.pid && owner.start_time == me.start_time {
+        return Liveness::Alive;
+    }
+    liveness_on_this_host(owner.pid, &owner.start_time, start_time)
+}
+
+/// The same-host rule, with the start-time reader injected for tests.
+fn liveness_on_this_host(pid: u32, recorded: &str, read: impl Fn(u32) -> Option<String>) -> Liveness {
+    if pid == 0 || recorded.is_empty() || !recorded.bytes().all(|b| b.is_ascii_digit()) {
+        return Liveness::Unknown;
+    }
+    match read(pid) {
+        Some(now) if now == recorded => Liveness::Alive,
+        Some(_) => Liveness::Dead,
+        None if process_absent(pid) => Liveness::Dead,
+        None => Liveness::Unknown,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn host_id() -> Option<String> {
+    let machine = std::fs::read_to_string("/etc/machine-id")
+        .or_else(|_| std::fs::read_to_string("/var/lib/dbus/machine-id"))
+        .unwrap_or_default();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let pidns = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let mut h = Sha256::new();
+    h.update(machine.trim().as_bytes());
+    h.update(b"\n");
+    h.update(boot.trim().as_bytes());
+    h.update(b"\n");
+    h.update(pidns.to_string_lossy().as_bytes());
+    Some(hex::encode(&h.finalize()[..16]))
+}
+
+#[cfg(target_os = "linux")]
+fn start_time(pid: u32) -> Option<String> {
+    let pid = i32::try_from(pid).ok()?;
+    let stat = procfs::process::Process::new(pid).ok()?.stat().ok()?;
+    Some(stat.starttime.to_string())
+}
+
+#[cfg(target_os = "linux")]
+fn process_absent(pid: u32) -> bool {
+    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && std::path::Path::new("/proc/self").exists()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn host_id() -> Option<String> {
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_time(_pid: u32) -> Option<String> {
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_absent(_pid: u32) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn current_process_is_alive() {
+        let me = current().expect("identity on linux");
+        assert_eq!(me.host_id.len(), 32);
+        assert!(me.start_time.parse::<u64>().is_ok());
+        assert_eq!(liveness(me), Liveness::Alive);
+        assert!(me.is_current());
+    }
+
+    #[test]
+    fn another_host_is_unknown() {
+        let mut o = current().unwrap().clone();
+        o.host_id = "0".repeat(32);
+        assert_eq!(liveness(&o), Liveness::Unknown);
+    }
+
+    #[test]
+    fn same_host_rules() {
+        let read = |pid: u32| if pid == 10 { Some("500".to_string()) } else { None };
+        assert_eq!(liveness_on_this_host(10, "500", read), Liveness::Alive);
+        // Pid reused by another process: its start time differs.
+        assert_eq!(liveness_on_this_host(10, "499", read), Liveness::Dead);
+        // Unparseable record: protective.
+        assert_eq!(liveness_on_this_host(10, "", read), Liveness::Unknown);
+        assert_eq!(liveness_on_this_host(10, "12a", read), Liveness::Unknown);
+        assert_eq!(liveness_on_this_host(0, "500", read), Liveness::Unknown);
+    }
+
+    #[test]
+    fn a_gone_pid_is_dead() {
+        // Pid numbers above pid_max never exist.
+        let o = Owner { pid: 4_194_304 + 7, ..current().unwrap().clone() };
+        assert_eq!(liveness(&o), Liveness::Dead);
+    }
+
+    #[test]
+    fn a_reused_pid_is_dead() {
+        let o = Owner { start_time: "1".into(), instance_id: "x".into(), ..current().unwrap().clone() };
+        assert_eq!(liveness(&o), Liveness::Dead);
+    }
+}

@@ -1,0 +1,24 @@
+//! berth: lifecycle of sandbox containers for AI coding agents, over the Docker Engine API.
+//!
+//! The core modules below hold all lifecycle logic and never import `napi`; the
+//! `binding` module converts between them and JavaScript.
+#![deny(missing_docs)]
+
+pub mod cleanup;
+pub mod container;
+pub mod create;
+pub mod engine;
+pub mod errors;
+pub mod exec;
+pub mod identity;
+pub mod labels;
+pub mod naming;
+pub mod peek;
+pub mod ports;
+pub mod records;
+pub mod remove;
+pub mod resume;
+pub mod session;
+pub mod spec;
+
+mod binding;

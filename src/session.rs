@@ -1,0 +1,145 @@
+//! Session: one handle on one container, with the duty to remove it when this handle owns it.
+
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Engine;
+use crate::errors::Result;
+use crate::exec::{self, ExecOptions, ExecOutput};
+use crate::identity::Owner;
+use crate::ports;
+use crate::remove::{self, Removal, Stop};
+use crate::spec::validate_port;
+
+/// Default grace period of `stop()` before SIGKILL, in milliseconds.
+pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
+
+/// How this handle came to hold its container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ownership {
+    /// This handle created the container: it must remove it.
+    Created,
+    /// This handle resumed someone else's container: it removes nothing unless forced.
+    Adopted,
+    /// This handle took over a dead owner's duty to remove.
+    Inherited,
+}
+
+impl Ownership {
+    /// `created`, `adopted` or `inherited`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ownership::Created => "created",
+            Ownership::Adopted => "adopted",
+            Ownership::Inherited => "inherited",
+        }
+    }
+}
+
+/// Whether the container of a handle is still to be removed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Duty {
+    /// Live container; removal is this handle's duty when it owns it.
+    Holding,
+    /// A removal through this handle finished.
+    Done,
+}
+
+/// The result of `remove()`: `removed`, and otherwise why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoveOutcome {
+    /// Whether this call removed the container.
+    pub removed: bool,
+    /// `not-owner`, `absent` or `already-removed` when not removed.
+    pub reason: Option<&'static str>,
+}
+
+/// The result of `stop()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopOutcome {
+    /// Whether the container is stopped now.
+    pub stopped: bool,
+    /// `not-owner`, `absent` or `already-removed` when not stopped.
+    pub reason: Option<&'static str>,
+}
+
+/// A handle on one session's container.
+pub struct Session {
+    /// The engine the container lives on.
+    pub engine: Engine,
+    /// Full 64-hex container id; every destructive call uses it.
+    pub id: String,
+    /// Container name.
+    pub name: String,
+    /// Session id.
+    pub session_id: String,
+    /// How this handle holds the container.
+    pub ownership: Ownership,
+    /// The creator recorded in the labels.
+    pub owner: Option<Owner>,
+    /// Spec fields that differ from creation (empty unless a spec was compared).
+    pub drift: Vec<String>,
+    duty: Mutex<Duty>,
+}
+
+impl Session {
+    /// A handle on a live container.
+    pub fn new(engine: Engine, id: String, name: String, session_id: String, ownership: Ownership, owner: Option<Owner>) -> Self {
+        Session { engine, id, name, session_id, ownership, owner, drift: Vec::new(), duty: Mutex::new(Duty::Holding) }
+    }
+
+    fn owns(&self) -> bool {
+        matches!(self.ownership, Ownership::Created | Ownership::Inherited)
+    }
+
+    /// Removes the container by id when this handle owns it (or `force`).
+    ///
+    /// `DELETE /containers/{id}?force=true&v=true`. Concurrent calls wait for each other:
+    /// one engine call; later calls resolve `already-removed` without one. A failure
+    /// rejects and keeps the duty, so a retry removes. Adopted without `force`: no engine
+    /// call, `not-owner`.
+    pub async fn remove(&self, force: bool) -> Result<RemoveOutcome> {
+        let mut duty = self.duty.lock().await;
+        if *duty == Duty::Done {
+            return Ok(RemoveOutcome { removed: false, reason: Some("already-removed") });
+        }
+        if !self.owns() && !force {
+            return Ok(RemoveOutcome { removed: false, reason: Some("not-owner") });
+        }
+        let outcome = remove::remove_by_id(&self.engine, &self.id).await?;
+        *duty = Duty::Done;
+        Ok(match outcome {
+            Removal::Removed => RemoveOutcome { removed: true, reason: None },
+            Removal::Absent => RemoveOutcome { removed: false, reason: Some("absent") },
+        })
+    }
+
+    /// Stops the container by id when this handle owns it (or `force`).
+    ///
+    /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
+    /// no engine call, `not-owner`.
+    pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
+        let duty = self.duty.lock().await;
+        if *duty == Duty::Done {
+            return Ok(StopOutcome { stopped: false, reason: Some("already-removed") });
+        }
+        if !self.owns() && !force {
+            return Ok(StopOutcome { stopped: false, reason: Some("not-owner") });
+        }
+        Ok(match remove::stop_by_id(&self.engine, &self.id, timeout_ms.unwrap_or(DEFAULT_STOP_TIMEOUT_MS)).await? {
+            Stop::Stopped => StopOutcome { stopped: true, reason: None },
+            Stop::Absent => StopOutcome { stopped: false, reason: Some("absent") },
+        })
+    }
+
+    /// Runs `argv` in the container; see [`exec::exec`].
+    pub async fn exec(&self, argv: &[String], opts: &ExecOptions, cancel: &CancellationToken) -> Result<ExecOutput> {
+        exec::exec(&self.engine, &self.id, &self.name, argv, opts, cancel).await
+    }
+
+    /// The published host address of container port `port`/tcp; see [`ports::host_address`].
+    pub async fn host_address(&self, port: i64) -> Result<String> {
+        let port = validate_port("port", port)?;
+        ports::host_address(&self.engine, &self.id, &self.session_id, &self.name, port).await
+    }
+}

@@ -1,0 +1,328 @@
+//! Spec: what a session is created from, and the checks run before any engine call.
+
+use std::collections::BTreeMap;
+
+use crate::errors::{Error, Result};
+use crate::labels::LABEL_NAMESPACE;
+
+/// Longest session id accepted, in UTF-16 code units.
+pub const MAX_SESSION_ID_UNITS: usize = 256;
+
+/// The default keep-alive entrypoint: sleeps for about 68 years under the init process.
+pub const DEFAULT_ENTRYPOINT: [&str; 2] = ["sleep", "2147483647"];
+
+/// A bind mount of a host path into the container.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Mount {
+    /// Absolute host path.
+    pub source: String,
+    /// Absolute path inside the container.
+    pub target: String,
+    /// Mount read-only.
+    pub read_only: bool,
+}
+
+/// Resource limits (SPEC §7).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Limits {
+    /// Memory limit, in bytes.
+    pub memory_bytes: Option<i64>,
+    /// CPU quota, in CPUs (1.5 = one and a half cores).
+    pub cpus: Option<f64>,
+    /// Maximum number of processes.
+    pub pids_limit: Option<i64>,
+}
+
+/// Hardening options (SPEC §7).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Security {
+    /// Capabilities to drop (`ALL`, `NET_RAW`, ...).
+    pub cap_drop: Vec<String>,
+    /// Set `no-new-privileges`.
+    pub no_new_privileges: bool,
+    /// Mount the root filesystem read-only.
+    pub read_only_root_filesystem: bool,
+    /// Network mode (`bridge`, `none`, `host`, a network name).
+    pub network_mode: Option<String>,
+}
+
+/// Everything `createSession` creates a container from.
+#[derive(Debug, Clone, Default)]
+pub struct CreateSpec {
+    /// The session id, as UTF-16 code units (validated by [`validate_session_id`]).
+    pub session_id: Vec<u16>,
+    /// Name prefix (default `berth`), as UTF-16 code units.
+    pub prefix: Option<Vec<u16>>,
+    /// Image reference.
+    pub image: String,
+    /// Working directory for the container and every exec.
+    pub work_dir: Option<String>,
+    /// Container ports to publish on 127.0.0.1 (TCP).
+    pub ports: Vec<u16>,
+    /// Environment variables.
+    pub env: BTreeMap<String, String>,
+    /// User (`name`, `uid`, `uid:gid`).
+    pub user: Option<String>,
+    /// Setup commands, each an argv, run in order after start.
+    pub setup_commands: Vec<Vec<String>>,
+    /// Bind mounts.
+    pub mounts: Vec<Mount>,
+    /// Extra labels (outside berth's namespace).
+    pub labels: BTreeMap<String, String>,
+    /// Keep-alive entrypoint; [`DEFAULT_ENTRYPOINT`] when `None`.
+    pub entrypoint: Option<Vec<String>>,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Hardening options.
+    pub security: Security,
+}
+
+impl CreateSpec {
+    /// The entrypoint the container runs.
+    pub fn effective_entrypoint(&self) -> Vec<String> {
+        self.entrypoint
+            .clone()
+            .unwrap_or_else(|| DEFAULT_ENTRYPOINT.iter().map(|s| s.to_string()).collect())
+    }
+
+    /// Checks every field; the first problem is an `E_INVALID_ARGUMENT` naming the field.
+    pub fn validate(&self) -> Result<()> {
+        validate_session_id(&self.session_id)?;
+        if let Some(p) = &self.prefix {
+            validate_prefix(p)?;
+        }
+        validate_image(&self.image)?;
+        if let Some(w) = &self.work_dir {
+            validate_container_path("workDir", w)?;
+        }
+        for (i, p) in self.ports.iter().enumerate() {
+            if *p == 0 {
+                return Err(Error::invalid(format!("ports[{i}]"), "must be an integer in 1..65535"));
+            }
+        }
+        validate_env("env", &self.env)?;
+        if let Some(u) = &self.user {
+            validate_user(u)?;
+        }
+        for (i, argv) in self.setup_commands.iter().enumerate() {
+            validate_argv(&format!("setupCommands[{i}]"), argv)?;
+        }
+        for (i, m) in self.mounts.iter().enumerate() {
+            if !m.source.starts_with('/') {
+                return Err(Error::invalid(format!("mounts[{i}].source"), "must be an absolute host path"));
+            }
+            validate_container_path(&format!("mounts[{i}].target"), &m.target)?;
+            if m.target == "/" {
+                return Err(Error::invalid(format!("mounts[{i}].target"), "cannot mount over `/`"));
+            }
+        }
+        for (k, v) in &self.labels {
+            if k.is_empty() || k.starts_with(LABEL_NAMESPACE) {
+                return Err(Error::invalid(
+                    format!("labels[{k:?}]"),
+                    format!("label keys must be non-empty and outside the reserved `{LABEL_NAMESPACE}` namespace"),
+                ));
+            }
+            if k.contains('\0') || v.contains('\0') {
+                return Err(Error::invalid(format!("labels[{k:?}]"), "must not contain NUL"));
+            }
+        }
+        if let Some(e) = &self.entrypoint {
+            validate_argv("entrypoint", e)?;
+        }
+        if let Some(m) = self.limits.memory_bytes {
+            if m < 6 * 1024 * 1024 {
+                return Err(Error::invalid("memoryBytes", "must be at least 6 MiB (6291456 bytes), the engine's minimum"));
+            }
+        }
+        if let Some(c) = self.limits.cpus {
+            if !(c.is_finite() && c > 0.0 && c <= 1024.0) {
+                return Err(Error::invalid("cpus", "must be a number of CPUs greater than 0"));
+            }
+        }
+        if let Some(p) = self.limits.pids_limit {
+            if p < 1 {
+                return Err(Error::invalid("pidsLimit", "must be at least 1"));
+            }
+        }
+        for (i, c) in self.security.cap_drop.iter().enumerate() {
+            if c.is_empty() || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
+                return Err(Error::invalid(format!("capDrop[{i}]"), "must be a capability name such as `NET_RAW` or `ALL`"));
+            }
+        }
+        if let Some(n) = &self.security.network_mode {
+            if n.is_empty() || n.contains('\0') {
+                return Err(Error::invalid("networkMode", "must be a non-empty network mode"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Session ids: 1 to 256 UTF-16 code units, no control characters, no lone surrogates.
+pub fn validate_session_id(units: &[u16]) -> Result<String> {
+    if units.is_empty() || units.len() > MAX_SESSION_ID_UNITS {
+        return Err(Error::invalid(
+            "sessionId",
+            format!("must be 1 to {MAX_SESSION_ID_UNITS} UTF-16 code units long (got {})", units.len()),
+        ));
+    }
+    let s = String::from_utf16(units)
+        .map_err(|_| Error::invalid("sessionId", "must not contain lone surrogates"))?;
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(Error::invalid("sessionId", format!("must not contain control characters (found U+{:04X})", c as u32)));
+    }
+    Ok(s)
+}
+
+/// Prefixes: at most 64 UTF-16 code units, well-formed, no control characters.
+pub fn validate_prefix(units: &[u16]) -> Result<String> {
+    if units.len() > 64 {
+        return Err(Error::invalid("prefix", "must be at most 64 UTF-16 code units long"));
+    }
+    let s = String::from_utf16(units).map_err(|_| Error::invalid("prefix", "must not contain lone surrogates"))?;
+    if s.chars().any(|c| c.is_control()) {
+        return Err(Error::invalid("prefix", "must not contain control characters"));
+    }
+    Ok(s)
+}
+
+/// Image references: non-empty, no whitespace or control characters.
+pub fn validate_image(image: &str) -> Result<()> {
+    if image.trim().is_empty() {
+        return Err(Error::invalid("image", "must be a non-empty image reference"));
+    }
+    if image.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::invalid("image", "must not contain whitespace or control characters"));
+    }
+    Ok(())
+}
+
+/// Environment maps: keys non-empty, without `=` or NUL; values without NUL. Never echoes a value.
+pub fn validate_env(field: &str, env: &BTreeMap<String, String>) -> Result<()> {
+    for (k, v) in env {
+        if k.is_empty() || k.contains('=') || k.contains('\0') {
+            return Err(Error::invalid(format!("{field}[{k:?}]"), "keys must be non-empty and contain no `=` or NUL"));
+        }
+        if v.contains('\0') {
+            return Err(Error::invalid(format!("{field}[{k:?}]"), "values must not contain NUL (value not shown)"));
+        }
+    }
+    Ok(())
+}
+
+/// Users: `name`, `uid`, `name:group` or `uid:gid`, no whitespace.
+pub fn validate_user(user: &str) -> Result<()> {
+    if user.is_empty() || user.chars().any(|c| c.is_whitespace() || c.is_control()) || user.matches(':').count() > 1 {
+        return Err(Error::invalid("user", "must be `user`, `uid`, `user:group` or `uid:gid`"));
+    }
+    Ok(())
+}
+
+/// Argv lists: at least one element, the first non-empty, no NUL anywhere.
+pub fn validate_argv(field: &str, argv: &[String]) -> Result<()> {
+    if argv.first().is_none_or(|a| a.is_empty()) {
+        return Err(Error::invalid(field, "must be a non-empty argv whose first element names a program"));
+    }
+    if argv.iter().any(|a| a.contains('\0')) {
+        return Err(Error::invalid(field, "arguments must not contain NUL"));
+    }
+    Ok(())
+}
+
+/// Container paths: absolute, no NUL.
+pub fn validate_container_path(field: &str, path: &str) -> Result<()> {
+    if !path.starts_with('/') || path.contains('\0') {
+        return Err(Error::invalid(field, "must be an absolute path inside the container"));
+    }
+    Ok(())
+}
+
+/// Ports: 1..=65535.
+pub fn validate_port(field: &str, port: i64) -> Result<u16> {
+    u16::try_from(port).ok().filter(|p| *p != 0).ok_or_else(|| Error::invalid(field, "must be an integer in 1..65535"))
+}
+
+/// A JavaScript number that must be a whole number in `min..=max` (ports, byte counts, limits).
+pub fn whole_number(field: &str, n: f64, min: i64, max: i64) -> Result<i64> {
+    if !n.is_finite() || n.fract() != 0.0 || n < min as f64 || n > max as f64 {
+        return Err(Error::invalid(field, format!("must be a whole number in {min}..{max}")));
+    }
+    Ok(n as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    fn spec() -> CreateSpec {
+        CreateSpec { session_id: units("s1"), image: "busybox:1".into(), ..Default::default() }
+    }
+
+    #[test]
+    fn session_ids() {
+        assert!(validate_session_id(&units("a")).is_ok());
+        assert!(validate_session_id(&units(&"x".repeat(256))).is_ok());
+        assert!(validate_session_id(&units(&"x".repeat(257))).is_err());
+        assert!(validate_session_id(&[]).is_err());
+        assert!(validate_session_id(&units("a\nb")).is_err());
+        assert!(validate_session_id(&units("a\u{7f}")).is_err());
+        assert!(validate_session_id(&[0x61, 0xd800]).is_err());
+        assert!(validate_session_id(&[0xdc00]).is_err());
+        assert_eq!(validate_session_id(&units("😀 ok")).unwrap(), "😀 ok");
+    }
+
+    #[test]
+    fn bad_inputs_name_their_field() {
+        let field = |s: CreateSpec| match s.validate() {
+            Err(Error::InvalidArgument { field, .. }) => field,
+            other => panic!("expected invalid argument, got {other:?}"),
+        };
+        assert!(spec().validate().is_ok());
+        assert_eq!(field(CreateSpec { image: " ".into(), ..spec() }), "image");
+        assert_eq!(field(CreateSpec { ports: vec![80, 0], ..spec() }), "ports[1]");
+        let mut s = spec();
+        s.env.insert("A=B".into(), "x".into());
+        assert!(field(s).starts_with("env["));
+        let mut s = spec();
+        s.env.insert(String::new(), "x".into());
+        assert!(field(s).starts_with("env["));
+        let mut s = spec();
+        s.env.insert("SECRET".into(), "hunter2\0".into());
+        let e = s.validate().unwrap_err();
+        assert!(!e.to_string().contains("hunter2"));
+        assert_eq!(field(CreateSpec { work_dir: Some("rel".into()), ..spec() }), "workDir");
+        assert_eq!(field(CreateSpec { setup_commands: vec![vec![]], ..spec() }), "setupCommands[0]");
+        assert_eq!(
+            field(CreateSpec {
+                mounts: vec![Mount { source: "rel".into(), target: "/x".into(), read_only: false }],
+                ..spec()
+            }),
+            "mounts[0].source"
+        );
+        let mut s = spec();
+        s.labels.insert("dev.berth.managed".into(), "x".into());
+        assert!(field(s).starts_with("labels["));
+        assert_eq!(field(CreateSpec { user: Some("a b".into()), ..spec() }), "user");
+        let mut s = spec();
+        s.limits.cpus = Some(0.0);
+        assert_eq!(field(s), "cpus");
+    }
+
+    #[test]
+    fn ports() {
+        assert_eq!(validate_port("p", 1).unwrap(), 1);
+        assert_eq!(validate_port("p", 65535).unwrap(), 65535);
+        assert!(validate_port("p", 0).is_err());
+        assert!(validate_port("p", 65536).is_err());
+        assert!(validate_port("p", -1).is_err());
+        assert_eq!(whole_number("p", 80.0, 1, 65535).unwrap(), 80);
+        assert!(whole_number("p", 80.5, 1, 65535).is_err());
+        assert!(whole_number("p", f64::NAN, 1, 65535).is_err());
+        assert!(whole_number("p", 70000.0, 1, 65535).is_err());
+    }
+}
