@@ -10,7 +10,10 @@ use crate::identity::Owner;
 use crate::labels::{self, ManagedLabels};
 
 /// `GET /containers/{name_or_id}/json`; `Ok(None)` on 404.
-pub async fn inspect(engine: &Engine, name_or_id: &str) -> Result<Option<ContainerInspectResponse>> {
+pub async fn inspect(
+    engine: &Engine,
+    name_or_id: &str,
+) -> Result<Option<ContainerInspectResponse>> {
     match engine.docker.inspect_container(name_or_id, None).await {
         Ok(c) => Ok(Some(c)),
         Err(e) if status(&e) == Some(404) => Ok(None),
@@ -64,19 +67,30 @@ impl Facts {
         let mut ports = BTreeMap::new();
         if let Some(map) = c.network_settings.as_ref().and_then(|n| n.ports.as_ref()) {
             for (key, bindings) in map {
-                let first = bindings.as_ref().and_then(|b| b.iter().find(|b| b.host_port.as_deref().is_some_and(|p| !p.is_empty())));
+                let first = bindings.as_ref().and_then(|b| {
+                    b.iter()
+                        .find(|b| b.host_port.as_deref().is_some_and(|p| !p.is_empty()))
+                });
                 if let Some(b) = first {
                     let ip = match b.host_ip.as_deref() {
                         None | Some("") | Some("0.0.0.0") | Some("::") => "127.0.0.1",
                         Some(ip) => ip,
                     };
-                    ports.insert(key.clone(), format!("{ip}:{}", b.host_port.as_deref().unwrap_or_default()));
+                    ports.insert(
+                        key.clone(),
+                        format!("{ip}:{}", b.host_port.as_deref().unwrap_or_default()),
+                    );
                 }
             }
         }
         Facts {
             id: c.id.clone().unwrap_or_default(),
-            name: c.name.clone().unwrap_or_default().trim_start_matches('/').to_string(),
+            name: c
+                .name
+                .clone()
+                .unwrap_or_default()
+                .trim_start_matches('/')
+                .to_string(),
             state,
             raw_state,
             image: config.and_then(|c| c.image.clone()).unwrap_or_default(),
@@ -93,6 +107,8 @@ impl Facts {
 
     /// The owner as JSON (`PeekResult.owner`), `null` when unknown.
     pub fn owner_json(&self) -> serde_json::Value {
-        self.owner().map(Owner::to_json).unwrap_or(serde_json::Value::Null)
+        self.owner()
+            .map(Owner::to_json)
+            .unwrap_or(serde_json::Value::Null)
     }
 }

@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::time::SystemTime;
 
-use bollard::models::{ContainerCreateBody, HostConfig, Mount as EngineMount, MountType, PortBinding};
+use bollard::models::{
+    ContainerCreateBody, HostConfig, Mount as EngineMount, MountType, PortBinding,
+};
 use bollard::query_parameters::{CreateContainerOptionsBuilder, CreateImageOptionsBuilder};
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -36,10 +38,17 @@ pub const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
 ///
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`,
 /// `E_SESSION_EXISTS`, `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
-pub async fn create_session(spec: &CreateSpec, engine_opts: &EngineOptions, cancel: &CancellationToken) -> Result<Session> {
+pub async fn create_session(
+    spec: &CreateSpec,
+    engine_opts: &EngineOptions,
+    cancel: &CancellationToken,
+) -> Result<Session> {
     spec.validate()?;
     let session_id = validate_session_id(&spec.session_id)?;
-    let prefix_units: Vec<u16> = spec.prefix.clone().unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
+    let prefix_units: Vec<u16> = spec
+        .prefix
+        .clone()
+        .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
     let prefix = validate_prefix(&prefix_units)?;
     let name = container_name(&spec.session_id, Some(&prefix_units));
     let engine = guard(cancel, "create session", engine::connect(engine_opts)).await?;
@@ -51,7 +60,10 @@ pub async fn create_session(spec: &CreateSpec, engine_opts: &EngineOptions, canc
 
     let owner = identity::current();
     let created_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
-    let body = container_body(spec, labels::encode(spec, &session_id, &prefix, owner, &created_at));
+    let body = container_body(
+        spec,
+        labels::encode(spec, &session_id, &prefix, owner, &created_at),
+    );
     let opts = CreateContainerOptionsBuilder::default().name(&name).build();
     // Not raced against the abort signal: a dropped create could leave a container nobody knows.
     let id = match engine.docker.create_container(Some(opts), body).await {
@@ -59,7 +71,14 @@ pub async fn create_session(spec: &CreateSpec, engine_opts: &EngineOptions, canc
         Err(e) => return Err(create_failure(&engine, &session_id, &name, &spec.image, e).await),
     };
 
-    let session = Session::new(engine.clone(), id.clone(), name.clone(), session_id.clone(), Ownership::Created, owner.cloned());
+    let session = Session::new(
+        engine.clone(),
+        id.clone(),
+        name.clone(),
+        session_id.clone(),
+        Ownership::Created,
+        owner.cloned(),
+    );
     match guard(cancel, "create session", finish(&engine, &session, spec)).await {
         Ok(()) => Ok(session),
         Err(first) => Err(rollback(&engine, &id, first).await),
@@ -67,7 +86,11 @@ pub async fn create_session(spec: &CreateSpec, engine_opts: &EngineOptions, canc
 }
 
 /// Runs `fut` unless `cancel` fires first (then `E_ABORTED`).
-pub async fn guard<T>(cancel: &CancellationToken, operation: &str, fut: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+pub async fn guard<T>(
+    cancel: &CancellationToken,
+    operation: &str,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
     tokio::select! {
         r = fut => r,
         _ = cancel.cancelled() => Err(Error::aborted(operation)),
@@ -76,10 +99,18 @@ pub async fn guard<T>(cancel: &CancellationToken, operation: &str, fut: impl std
 
 /// Start, setup, readiness record.
 async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result<()> {
-    engine.docker.start_container(&session.id, None).await.map_err(|e| engine.error("start container", e))?;
+    engine
+        .docker
+        .start_container(&session.id, None)
+        .await
+        .map_err(|e| engine.error("start container", e))?;
     let never = CancellationToken::new();
     for (index, argv) in spec.setup_commands.iter().enumerate() {
-        let opts = ExecOptions { user: spec.user.clone(), cwd: spec.work_dir.clone(), ..Default::default() };
+        let opts = ExecOptions {
+            user: spec.user.clone(),
+            cwd: spec.work_dir.clone(),
+            ..Default::default()
+        };
         let out = exec::exec(engine, &session.id, &session.name, argv, &opts, &never).await?;
         if out.exit_code != 0 {
             return Err(Error::SetupFailed {
@@ -97,7 +128,8 @@ async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result
 }
 
 fn tail(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(SETUP_OUTPUT_TAIL_BYTES)..]).into_owned()
+    String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(SETUP_OUTPUT_TAIL_BYTES)..])
+        .into_owned()
 }
 
 /// Removes what this call created; the first error stays first.
@@ -113,7 +145,13 @@ async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
 
 /// Classifies a failed `POST /containers/create`: a taken name (409; Docker 17.09: 400;
 /// Podman 4: 500) is confirmed by inspecting the name, never by message text.
-async fn create_failure(engine: &Engine, session_id: &str, name: &str, image: &str, e: bollard::errors::Error) -> Error {
+async fn create_failure(
+    engine: &Engine,
+    session_id: &str,
+    name: &str,
+    image: &str,
+    e: bollard::errors::Error,
+) -> Error {
     let code = status(&e);
     if matches!(code, Some(400) | Some(409) | Some(500)) {
         if let Ok(Some(c)) = inspect(engine, name).await {
@@ -132,7 +170,10 @@ async fn create_failure(engine: &Engine, session_id: &str, name: &str, image: &s
         }
     }
     if code == Some(404) {
-        return Error::ImageNotFound { image: image.into(), reason: engine.error("create container", e).to_string() };
+        return Error::ImageNotFound {
+            image: image.into(),
+            reason: engine.error("create container", e).to_string(),
+        };
     }
     engine.error("create container", e)
 }
@@ -170,7 +211,8 @@ pub async fn ensure_image(engine: &Engine, image: &str) -> Result<()> {
         Ok(_) => Ok(()),
         Err(e) if status(&e) == Some(404) => Err(Error::ImageNotFound {
             image: image.into(),
-            reason: failure.unwrap_or_else(|| "the pull finished but the image is not present".into()),
+            reason: failure
+                .unwrap_or_else(|| "the pull finished but the image is not present".into()),
         }),
         Err(e) => Err(engine.error("inspect image", e)),
     }
@@ -197,7 +239,15 @@ fn container_body(spec: &CreateSpec, labels: HashMap<String, String>) -> Contain
     let keys: Vec<String> = ports.iter().map(|p| format!("{p}/tcp")).collect();
     let bindings: HashMap<String, Option<Vec<PortBinding>>> = keys
         .iter()
-        .map(|k| (k.clone(), Some(vec![PortBinding { host_ip: Some("127.0.0.1".into()), host_port: Some(String::new()) }])))
+        .map(|k| {
+            (
+                k.clone(),
+                Some(vec![PortBinding {
+                    host_ip: Some("127.0.0.1".into()),
+                    host_port: Some(String::new()),
+                }]),
+            )
+        })
         .collect();
     let mounts: Vec<EngineMount> = spec
         .mounts
@@ -216,7 +266,9 @@ fn container_body(spec: &CreateSpec, labels: HashMap<String, String>) -> Contain
         port_bindings: (!bindings.is_empty()).then_some(bindings),
         mounts: (!mounts.is_empty()).then_some(mounts),
         cap_drop: (!sec.cap_drop.is_empty()).then(|| sec.cap_drop.clone()),
-        security_opt: sec.no_new_privileges.then(|| vec!["no-new-privileges:true".to_string()]),
+        security_opt: sec
+            .no_new_privileges
+            .then(|| vec!["no-new-privileges:true".to_string()]),
         readonly_rootfs: sec.read_only_root_filesystem.then_some(true),
         network_mode: sec.network_mode.clone(),
         memory: spec.limits.memory_bytes,
@@ -246,14 +298,24 @@ mod tests {
     fn references() {
         assert_eq!(split_reference("busybox"), ("busybox", Some("latest")));
         assert_eq!(split_reference("busybox:1.36"), ("busybox", Some("1.36")));
-        assert_eq!(split_reference("localhost:5000/a/b"), ("localhost:5000/a/b", Some("latest")));
-        assert_eq!(split_reference("localhost:5000/a/b:2"), ("localhost:5000/a/b", Some("2")));
+        assert_eq!(
+            split_reference("localhost:5000/a/b"),
+            ("localhost:5000/a/b", Some("latest"))
+        );
+        assert_eq!(
+            split_reference("localhost:5000/a/b:2"),
+            ("localhost:5000/a/b", Some("2"))
+        );
         assert_eq!(split_reference("a@sha256:abc"), ("a@sha256:abc", None));
     }
 
     #[test]
     fn body_publishes_on_loopback_only_with_init() {
-        let spec = CreateSpec { image: "i".into(), ports: vec![8080, 8080, 80], ..Default::default() };
+        let spec = CreateSpec {
+            image: "i".into(),
+            ports: vec![8080, 8080, 80],
+            ..Default::default()
+        };
         let b = container_body(&spec, HashMap::new());
         let hc = b.host_config.unwrap();
         assert_eq!(hc.init, Some(true));

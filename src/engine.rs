@@ -53,17 +53,33 @@ const STRATEGIES: [Strategy; 3] = [from_socket_path, from_docker_host, from_defa
 
 fn from_socket_path(o: &EngineOptions, _env: &dyn Fn(&str) -> Option<String>) -> Option<Candidate> {
     let p = o.socket_path.as_ref()?;
-    let endpoint = if p.contains("://") { p.clone() } else { format!("unix://{p}") };
-    Some(Candidate { endpoint, source: "socketPath option" })
+    let endpoint = if p.contains("://") {
+        p.clone()
+    } else {
+        format!("unix://{p}")
+    };
+    Some(Candidate {
+        endpoint,
+        source: "socketPath option",
+    })
 }
 
 fn from_docker_host(_o: &EngineOptions, env: &dyn Fn(&str) -> Option<String>) -> Option<Candidate> {
     let h = env("DOCKER_HOST").filter(|h| !h.is_empty())?;
-    Some(Candidate { endpoint: h, source: "DOCKER_HOST" })
+    Some(Candidate {
+        endpoint: h,
+        source: "DOCKER_HOST",
+    })
 }
 
-fn from_default_socket(_o: &EngineOptions, _env: &dyn Fn(&str) -> Option<String>) -> Option<Candidate> {
-    Some(Candidate { endpoint: "unix:///var/run/docker.sock".into(), source: "default socket" })
+fn from_default_socket(
+    _o: &EngineOptions,
+    _env: &dyn Fn(&str) -> Option<String>,
+) -> Option<Candidate> {
+    Some(Candidate {
+        endpoint: "unix:///var/run/docker.sock".into(),
+        source: "default socket",
+    })
 }
 
 /// The endpoint the strategies choose, given an environment reader.
@@ -84,8 +100,15 @@ pub async fn connect(options: &EngineOptions) -> Result<Engine> {
     let c = choose(options, &|k| std::env::var(k).ok());
     static CACHE: OnceLock<Mutex<HashMap<String, Docker>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    if let Some(d) = cache.lock().expect("engine cache poisoned").get(&c.endpoint) {
-        return Ok(Engine { docker: d.clone(), endpoint: c.endpoint });
+    if let Some(d) = cache
+        .lock()
+        .expect("engine cache poisoned")
+        .get(&c.endpoint)
+    {
+        return Ok(Engine {
+            docker: d.clone(),
+            endpoint: c.endpoint,
+        });
     }
     let tried = format!("{} from {}", c.endpoint, c.source);
     let Some(path) = c.endpoint.strip_prefix("unix://") else {
@@ -94,7 +117,11 @@ pub async fn connect(options: &EngineOptions) -> Result<Engine> {
             format!("endpoint `{}` is not a unix:// socket; only unix sockets are supported by this build", c.endpoint),
         ));
     };
-    let unavailable = |reason: String, hint: &str| Error::EngineUnavailable { tried: tried.clone(), reason, hint: hint.into() };
+    let unavailable = |reason: String, hint: &str| Error::EngineUnavailable {
+        tried: tried.clone(),
+        reason,
+        hint: hint.into(),
+    };
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(unavailable(
@@ -123,12 +150,21 @@ pub async fn connect(options: &EngineOptions) -> Result<Engine> {
     let v = negotiated.client_version();
     if (v.major_version, v.minor_version) < MIN_API_VERSION {
         return Err(unavailable(
-            format!("engine API {}.{} is older than berth's minimum 1.41", v.major_version, v.minor_version),
+            format!(
+                "engine API {}.{} is older than berth's minimum 1.41",
+                v.major_version, v.minor_version
+            ),
             "upgrade the engine (Docker 20.10+ or Podman 4.3+)",
         ));
     }
-    cache.lock().expect("engine cache poisoned").insert(c.endpoint.clone(), negotiated.clone());
-    Ok(Engine { docker: negotiated, endpoint: c.endpoint })
+    cache
+        .lock()
+        .expect("engine cache poisoned")
+        .insert(c.endpoint.clone(), negotiated.clone());
+    Ok(Engine {
+        docker: negotiated,
+        endpoint: c.endpoint,
+    })
 }
 
 fn io_kind(e: &bollard::errors::Error) -> Option<std::io::ErrorKind> {
@@ -156,20 +192,31 @@ impl Engine {
     pub fn error(&self, operation: &str, e: bollard::errors::Error) -> Error {
         use bollard::errors::Error as B;
         match e {
-            B::DockerResponseServerError { status_code, message } => {
-                Error::Engine { operation: operation.into(), status: Some(status_code), message }
-            }
+            B::DockerResponseServerError {
+                status_code,
+                message,
+            } => Error::Engine {
+                operation: operation.into(),
+                status: Some(status_code),
+                message,
+            },
             B::RequestTimeoutError => Error::EngineUnavailable {
                 tried: self.endpoint.clone(),
                 reason: format!("no answer to {operation} within {REQUEST_TIMEOUT_SECS} s"),
                 hint: "check that the engine is healthy".into(),
             },
-            B::HyperResponseError { .. } | B::IOError { .. } | B::SocketNotFoundError(_) => Error::EngineUnavailable {
-                tried: self.endpoint.clone(),
-                reason: format!("{operation}: {e}"),
-                hint: "check that the engine is running (`docker info`)".into(),
+            B::HyperResponseError { .. } | B::IOError { .. } | B::SocketNotFoundError(_) => {
+                Error::EngineUnavailable {
+                    tried: self.endpoint.clone(),
+                    reason: format!("{operation}: {e}"),
+                    hint: "check that the engine is running (`docker info`)".into(),
+                }
+            }
+            other => Error::Engine {
+                operation: operation.into(),
+                status: None,
+                message: other.to_string(),
             },
-            other => Error::Engine { operation: operation.into(), status: None, message: other.to_string() },
         }
     }
 }
@@ -179,26 +226,49 @@ mod tests {
     use super::*;
 
     fn env_with<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
     fn precedence() {
-        let opts = EngineOptions { socket_path: Some("/tmp/x.sock".into()) };
+        let opts = EngineOptions {
+            socket_path: Some("/tmp/x.sock".into()),
+        };
         let env = env_with(&[("DOCKER_HOST", "unix:///run/other.sock")]);
-        assert_eq!(choose(&opts, &env), Candidate { endpoint: "unix:///tmp/x.sock".into(), source: "socketPath option" });
-        assert_eq!(choose(&EngineOptions::default(), &env).source, "DOCKER_HOST");
+        assert_eq!(
+            choose(&opts, &env),
+            Candidate {
+                endpoint: "unix:///tmp/x.sock".into(),
+                source: "socketPath option"
+            }
+        );
+        assert_eq!(
+            choose(&EngineOptions::default(), &env).source,
+            "DOCKER_HOST"
+        );
         let none = env_with(&[("DOCKER_HOST", "")]);
-        assert_eq!(choose(&EngineOptions::default(), &none).endpoint, "unix:///var/run/docker.sock");
+        assert_eq!(
+            choose(&EngineOptions::default(), &none).endpoint,
+            "unix:///var/run/docker.sock"
+        );
     }
 
     #[tokio::test]
     async fn missing_socket_is_unavailable_and_names_what_was_tried() {
-        let opts = EngineOptions { socket_path: Some("/nonexistent/berth.sock".into()) };
+        let opts = EngineOptions {
+            socket_path: Some("/nonexistent/berth.sock".into()),
+        };
         let e = connect(&opts).await.err().unwrap();
         assert_eq!(e.code(), "E_ENGINE_UNAVAILABLE");
         let msg = e.to_string();
-        assert!(msg.contains("/nonexistent/berth.sock") && msg.contains("socketPath option"), "{msg}");
+        assert!(
+            msg.contains("/nonexistent/berth.sock") && msg.contains("socketPath option"),
+            "{msg}"
+        );
     }
 
     #[tokio::test]
@@ -208,7 +278,9 @@ mod tests {
         let path = dir.join("dead.sock");
         let _ = std::fs::remove_file(&path);
         drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
-        let opts = EngineOptions { socket_path: Some(path.to_string_lossy().into_owned()) };
+        let opts = EngineOptions {
+            socket_path: Some(path.to_string_lossy().into_owned()),
+        };
         let e = connect(&opts).await.err().unwrap();
         assert_eq!(e.code(), "E_ENGINE_UNAVAILABLE", "{e}");
         let _ = std::fs::remove_dir_all(dir);

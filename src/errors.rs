@@ -199,17 +199,27 @@ impl Error {
 
     /// Builds an `E_INVALID_ARGUMENT`.
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::InvalidArgument { field: field.into(), reason: reason.into() }
+        Error::InvalidArgument {
+            field: field.into(),
+            reason: reason.into(),
+        }
     }
 
     /// Builds an `E_ABORTED` with no output.
     pub fn aborted(operation: impl Into<String>) -> Self {
-        Error::Aborted { operation: operation.into(), stdout: Vec::new(), stderr: Vec::new() }
+        Error::Aborted {
+            operation: operation.into(),
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+        }
     }
 
     /// Attaches a failed cleanup to this error, keeping this one first.
     pub fn with_cleanup(self, cleanup: Error) -> Self {
-        Error::WithCleanup { first: Box::new(self), cleanup: Box::new(cleanup) }
+        Error::WithCleanup {
+            first: Box::new(self),
+            cleanup: Box::new(cleanup),
+        }
     }
 
     /// The first cause, without any attached cleanup failure.
@@ -236,7 +246,11 @@ impl Error {
                 d.insert("field".into(), json!(field));
                 d.insert("reason".into(), json!(reason));
             }
-            Error::EngineUnavailable { tried, reason, hint } => {
+            Error::EngineUnavailable {
+                tried,
+                reason,
+                hint,
+            } => {
                 d.insert("tried".into(), json!(tried));
                 d.insert("reason".into(), json!(reason));
                 d.insert("hint".into(), json!(hint));
@@ -254,26 +268,46 @@ impl Error {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
             }
-            Error::ForeignContainer { session_id, name, id, reason } => {
+            Error::ForeignContainer {
+                session_id,
+                name,
+                id,
+                reason,
+            } => {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
                 d.insert("id".into(), json!(id));
                 d.insert("reason".into(), json!(reason));
             }
-            Error::SessionBusy { session_id, name, id, reason, owner } => {
+            Error::SessionBusy {
+                session_id,
+                name,
+                id,
+                reason,
+                owner,
+            } => {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
                 d.insert("id".into(), json!(id));
                 d.insert("reason".into(), json!(reason));
                 d.insert("owner".into(), owner.clone());
             }
-            Error::SessionIncomplete { session_id, name, id, owner } => {
+            Error::SessionIncomplete {
+                session_id,
+                name,
+                id,
+                owner,
+            } => {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
                 d.insert("id".into(), json!(id));
                 d.insert("owner".into(), owner.clone());
             }
-            Error::SpecDrift { session_id, name, fields } => {
+            Error::SpecDrift {
+                session_id,
+                name,
+                fields,
+            } => {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
                 d.insert("fields".into(), json!(fields));
@@ -282,7 +316,15 @@ impl Error {
                 d.insert("image".into(), json!(image));
                 d.insert("reason".into(), json!(reason));
             }
-            Error::SetupFailed { session_id, name, index, argv, exit_code, stdout, stderr } => {
+            Error::SetupFailed {
+                session_id,
+                name,
+                index,
+                argv,
+                exit_code,
+                stdout,
+                stderr,
+            } => {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
                 d.insert("index".into(), json!(index));
@@ -291,18 +333,31 @@ impl Error {
                 d.insert("stdout".into(), json!(stdout));
                 d.insert("stderr".into(), json!(stderr));
             }
-            Error::ExecTimeout { container, timeout_ms, stdout, stderr } => {
+            Error::ExecTimeout {
+                container,
+                timeout_ms,
+                stdout,
+                stderr,
+            } => {
                 d.insert("container".into(), json!(container));
                 d.insert("timeoutMs".into(), json!(timeout_ms));
                 d.insert("stdout".into(), json!(base64(stdout)));
                 d.insert("stderr".into(), json!(base64(stderr)));
             }
-            Error::Aborted { operation, stdout, stderr } => {
+            Error::Aborted {
+                operation,
+                stdout,
+                stderr,
+            } => {
                 d.insert("operation".into(), json!(operation));
                 d.insert("stdout".into(), json!(base64(stdout)));
                 d.insert("stderr".into(), json!(base64(stderr)));
             }
-            Error::Engine { operation, status, message } => {
+            Error::Engine {
+                operation,
+                status,
+                message,
+            } => {
                 d.insert("operation".into(), json!(operation));
                 d.insert("status".into(), json!(status));
                 d.insert("message".into(), json!(message));
@@ -342,9 +397,16 @@ mod tests {
     fn codes_are_stable() {
         assert_eq!(Error::invalid("x", "y").code(), "E_INVALID_ARGUMENT");
         assert_eq!(Error::aborted("create").code(), "E_ABORTED");
-        let e = Error::Engine { operation: "start container".into(), status: Some(500), message: "boom".into() };
+        let e = Error::Engine {
+            operation: "start container".into(),
+            status: Some(500),
+            message: "boom".into(),
+        };
         assert_eq!(e.code(), "E_ENGINE");
-        assert_eq!(e.to_string(), "engine error during start container (HTTP 500): boom");
+        assert_eq!(
+            e.to_string(),
+            "engine error during start container (HTTP 500): boom"
+        );
     }
 
     #[test]
@@ -358,7 +420,11 @@ mod tests {
             stdout: String::new(),
             stderr: String::new(),
         };
-        let cleanup = Error::Engine { operation: "remove container".into(), status: Some(500), message: "x".into() };
+        let cleanup = Error::Engine {
+            operation: "remove container".into(),
+            status: Some(500),
+            message: "x".into(),
+        };
         let e = first.with_cleanup(cleanup);
         assert_eq!(e.code(), "E_SETUP_FAILED");
         let j = e.to_json();

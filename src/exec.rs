@@ -53,7 +53,10 @@ impl ExecOptions {
             validate_user(u)?;
         }
         if self.timeout_ms == Some(0) {
-            return Err(Error::invalid("timeoutMs", "must be a positive number of milliseconds"));
+            return Err(Error::invalid(
+                "timeoutMs",
+                "must be a positive number of milliseconds",
+            ));
         }
         Ok(())
     }
@@ -77,7 +80,14 @@ pub struct ExecOutput {
 /// Errors: `E_INVALID_ARGUMENT` (bad argv or options, before any engine call),
 /// `E_EXEC_TIMEOUT` / `E_ABORTED` (with the output so far, after killing the tree),
 /// `E_ENGINE` (for example 409: the container is not running), `E_ENGINE_UNAVAILABLE`.
-pub async fn exec(engine: &Engine, id: &str, name: &str, argv: &[String], opts: &ExecOptions, cancel: &CancellationToken) -> Result<ExecOutput> {
+pub async fn exec(
+    engine: &Engine,
+    id: &str,
+    name: &str,
+    argv: &[String],
+    opts: &ExecOptions,
+    cancel: &CancellationToken,
+) -> Result<ExecOutput> {
     validate_argv("argv", argv)?;
     opts.validate()?;
     let marker = hex::encode(rand::random::<[u8; 12]>());
@@ -94,14 +104,34 @@ pub async fn exec(engine: &Engine, id: &str, name: &str, argv: &[String], opts: 
         working_dir: opts.cwd.clone(),
         ..Default::default()
     };
-    let exec_id = engine.docker.create_exec(id, create).await.map_err(|e| engine.error("create exec", e))?.id;
+    let exec_id = engine
+        .docker
+        .create_exec(id, create)
+        .await
+        .map_err(|e| engine.error("create exec", e))?
+        .id;
     let started = engine
         .docker
-        .start_exec(&exec_id, Some(StartExecOptions { detach: false, tty: false, output_capacity: None }))
+        .start_exec(
+            &exec_id,
+            Some(StartExecOptions {
+                detach: false,
+                tty: false,
+                output_capacity: None,
+            }),
+        )
         .await
         .map_err(|e| engine.error("start exec", e))?;
-    let StartExecResults::Attached { mut output, mut input } = started else {
-        return Err(Error::Engine { operation: "start exec".into(), status: None, message: "engine did not attach the exec".into() });
+    let StartExecResults::Attached {
+        mut output,
+        mut input,
+    } = started
+    else {
+        return Err(Error::Engine {
+            operation: "start exec".into(),
+            status: None,
+            message: "engine did not attach the exec".into(),
+        });
     };
     let writer = opts.stdin.clone().map(|bytes| {
         tokio::spawn(async move {
@@ -112,7 +142,9 @@ pub async fn exec(engine: &Engine, id: &str, name: &str, argv: &[String], opts: 
     });
     let cap = opts.max_buffer_bytes.unwrap_or(DEFAULT_MAX_BUFFER_BYTES);
     let mut out = ExecOutput::default();
-    let deadline = opts.timeout_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
+    let deadline = opts
+        .timeout_ms
+        .map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
     let sleep = async {
         match deadline {
             Some(d) => tokio::time::sleep_until(d).await,
@@ -145,8 +177,21 @@ pub async fn exec(engine: &Engine, id: &str, name: &str, argv: &[String], opts: 
         drop(output);
         kill_tree(engine, id, &marker).await;
         return Err(match err {
-            Error::ExecTimeout { container, timeout_ms, .. } => Error::ExecTimeout { container, timeout_ms, stdout: out.stdout, stderr: out.stderr },
-            Error::Aborted { operation, .. } => Error::Aborted { operation, stdout: out.stdout, stderr: out.stderr },
+            Error::ExecTimeout {
+                container,
+                timeout_ms,
+                ..
+            } => Error::ExecTimeout {
+                container,
+                timeout_ms,
+                stdout: out.stdout,
+                stderr: out.stderr,
+            },
+            Error::Aborted { operation, .. } => Error::Aborted {
+                operation,
+                stdout: out.stdout,
+                stderr: out.stderr,
+            },
             other => other,
         });
     }
@@ -165,7 +210,11 @@ fn append(buf: &mut Vec<u8>, bytes: &[u8], cap: usize, truncated: &mut bool) {
 /// Reads the exit code after the streams closed; polls briefly while the engine still says running.
 async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
     for _ in 0..EXIT_CODE_POLLS {
-        let info = engine.docker.inspect_exec(exec_id).await.map_err(|e| engine.error("inspect exec", e))?;
+        let info = engine
+            .docker
+            .inspect_exec(exec_id)
+            .await
+            .map_err(|e| engine.error("inspect exec", e))?;
         if info.running != Some(true) {
             if let Some(code) = info.exit_code {
                 return Ok(code);
@@ -176,7 +225,10 @@ async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
     Err(Error::Engine {
         operation: "inspect exec".into(),
         status: None,
-        message: format!("the engine reported no exit code for exec {exec_id} within {} ms", EXIT_CODE_POLL_MS * u64::from(EXIT_CODE_POLLS)),
+        message: format!(
+            "the engine reported no exit code for exec {exec_id} within {} ms",
+            EXIT_CODE_POLL_MS * u64::from(EXIT_CODE_POLLS)
+        ),
     })
 }
 
@@ -191,7 +243,13 @@ exit 0"#;
 
 /// Kills the process tree of one exec. Best effort: needs `sh`, `tr`, `grep` and `kill` in the image.
 async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
-    let argv = vec!["sh".to_string(), "-c".into(), KILL_SCRIPT.into(), "berth-kill".into(), marker.into()];
+    let argv = vec![
+        "sh".to_string(),
+        "-c".into(),
+        KILL_SCRIPT.into(),
+        "berth-kill".into(),
+        marker.into(),
+    ];
     let create = CreateExecOptions {
         attach_stdout: Some(true),
         attach_stderr: Some(true),
@@ -200,8 +258,12 @@ async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
         user: Some("0".to_string()),
         ..Default::default()
     };
-    let Ok(created) = engine.docker.create_exec(id, create).await else { return };
-    if let Ok(StartExecResults::Attached { mut output, .. }) = engine.docker.start_exec(&created.id, None).await {
+    let Ok(created) = engine.docker.create_exec(id, create).await else {
+        return;
+    };
+    if let Ok(StartExecResults::Attached { mut output, .. }) =
+        engine.docker.start_exec(&created.id, None).await
+    {
         let drain = async { while output.next().await.is_some() {} };
         let _ = tokio::time::timeout(Duration::from_secs(10), drain).await;
     }

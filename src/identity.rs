@@ -76,7 +76,9 @@ pub fn current() -> Option<&'static Owner> {
 
 /// Liveness of `owner` as seen from this process.
 pub fn liveness(owner: &Owner) -> Liveness {
-    let Some(me) = current() else { return Liveness::Unknown };
+    let Some(me) = current() else {
+        return Liveness::Unknown;
+    };
     if owner.host_id != me.host_id {
         return Liveness::Unknown;
     }
@@ -87,7 +89,11 @@ pub fn liveness(owner: &Owner) -> Liveness {
 }
 
 /// The same-host rule, with the start-time reader injected for tests.
-fn liveness_on_this_host(pid: u32, recorded: &str, read: impl Fn(u32) -> Option<String>) -> Liveness {
+fn liveness_on_this_host(
+    pid: u32,
+    recorded: &str,
+    read: impl Fn(u32) -> Option<String>,
+) -> Liveness {
     if pid == 0 || recorded.is_empty() || !recorded.bytes().all(|b| b.is_ascii_digit()) {
         return Liveness::Unknown;
     }
@@ -165,7 +171,13 @@ mod tests {
 
     #[test]
     fn same_host_rules() {
-        let read = |pid: u32| if pid == 10 { Some("500".to_string()) } else { None };
+        let read = |pid: u32| {
+            if pid == 10 {
+                Some("500".to_string())
+            } else {
+                None
+            }
+        };
         assert_eq!(liveness_on_this_host(10, "500", read), Liveness::Alive);
         // Pid reused by another process: its start time differs.
         assert_eq!(liveness_on_this_host(10, "499", read), Liveness::Dead);
@@ -178,13 +190,20 @@ mod tests {
     #[test]
     fn a_gone_pid_is_dead() {
         // Pid numbers above pid_max never exist.
-        let o = Owner { pid: 4_194_304 + 7, ..current().unwrap().clone() };
+        let o = Owner {
+            pid: 4_194_304 + 7,
+            ..current().unwrap().clone()
+        };
         assert_eq!(liveness(&o), Liveness::Dead);
     }
 
     #[test]
     fn a_reused_pid_is_dead() {
-        let o = Owner { start_time: "1".into(), instance_id: "x".into(), ..current().unwrap().clone() };
+        let o = Owner {
+            start_time: "1".into(),
+            instance_id: "x".into(),
+            ..current().unwrap().clone()
+        };
         assert_eq!(liveness(&o), Liveness::Dead);
     }
 }

@@ -41,7 +41,16 @@ pub const DIGEST_SALT: &str = "dev.berth.digest.salt";
 /// Prefix of the per-field digest labels (`dev.berth.digest.image`, ...).
 pub const DIGEST_PREFIX: &str = "dev.berth.digest.";
 /// The spec fields that get a digest, in label order.
-pub const DIGEST_FIELDS: [&str; 8] = ["image", "env", "workDir", "user", "ports", "mounts", "limits", "entrypoint"];
+pub const DIGEST_FIELDS: [&str; 8] = [
+    "image",
+    "env",
+    "workDir",
+    "user",
+    "ports",
+    "mounts",
+    "limits",
+    "entrypoint",
+];
 
 /// Labels that mark an engine-side record (volume) belonging to a container.
 pub const RECORD_KIND: &str = "dev.berth.record";
@@ -66,7 +75,13 @@ pub struct ManagedLabels {
 }
 
 /// The labels to create a container with: caller labels first, then berth's.
-pub fn encode(spec: &CreateSpec, session_id: &str, prefix: &str, owner: Option<&Owner>, created_at: &str) -> HashMap<String, String> {
+pub fn encode(
+    spec: &CreateSpec,
+    session_id: &str,
+    prefix: &str,
+    owner: Option<&Owner>,
+    created_at: &str,
+) -> HashMap<String, String> {
     let mut l: HashMap<String, String> = spec.labels.clone().into_iter().collect();
     let salt = hex::encode(rand::random::<[u8; 16]>());
     l.insert(SCHEMA.into(), SCHEMA_VERSION.into());
@@ -82,7 +97,10 @@ pub fn encode(spec: &CreateSpec, session_id: &str, prefix: &str, owner: Option<&
     l.insert(VERSION.into(), env!("CARGO_PKG_VERSION").into());
     l.insert(CREATED_AT.into(), created_at.into());
     for field in DIGEST_FIELDS {
-        l.insert(format!("{DIGEST_PREFIX}{field}"), field_digest(&salt, field, spec));
+        l.insert(
+            format!("{DIGEST_PREFIX}{field}"),
+            field_digest(&salt, field, spec),
+        );
     }
     l.insert(DIGEST_SALT.into(), salt);
     l
@@ -107,7 +125,11 @@ pub fn decode(labels: &HashMap<String, String>) -> Option<ManagedLabels> {
     })();
     let digests = DIGEST_FIELDS
         .iter()
-        .filter_map(|f| labels.get(&format!("{DIGEST_PREFIX}{f}")).map(|d| (f.to_string(), d.clone())))
+        .filter_map(|f| {
+            labels
+                .get(&format!("{DIGEST_PREFIX}{f}"))
+                .map(|d| (f.to_string(), d.clone()))
+        })
         .collect();
     Some(ManagedLabels {
         schema: labels.get(SCHEMA).cloned().unwrap_or_default(),
@@ -133,11 +155,19 @@ pub fn field_digest(salt: &str, field: &str, spec: &CreateSpec) -> String {
             json!(p)
         }
         "mounts" => {
-            let mut m: Vec<_> = spec.mounts.iter().map(|m| (m.source.clone(), m.target.clone(), m.read_only)).collect();
+            let mut m: Vec<_> = spec
+                .mounts
+                .iter()
+                .map(|m| (m.source.clone(), m.target.clone(), m.read_only))
+                .collect();
             m.sort();
             json!(m)
         }
-        "limits" => json!([spec.limits.memory_bytes, spec.limits.cpus, spec.limits.pids_limit]),
+        "limits" => json!([
+            spec.limits.memory_bytes,
+            spec.limits.cpus,
+            spec.limits.pids_limit
+        ]),
         "entrypoint" => json!(spec.effective_entrypoint()),
         _ => json!(null),
     };
@@ -155,19 +185,34 @@ mod tests {
     use super::*;
 
     fn spec() -> CreateSpec {
-        let mut s = CreateSpec { image: "img:1".into(), ports: vec![8080, 80], ..Default::default() };
+        let mut s = CreateSpec {
+            image: "img:1".into(),
+            ports: vec![8080, 80],
+            ..Default::default()
+        };
         s.env.insert("TOKEN".into(), "s3cr3t-value".into());
         s.labels.insert("team".into(), "a".into());
         s
     }
 
     fn owner() -> Owner {
-        Owner { host_id: "h".repeat(32), pid: 42, start_time: "12345".into(), instance_id: "i".repeat(32) }
+        Owner {
+            host_id: "h".repeat(32),
+            pid: 42,
+            start_time: "12345".into(),
+            instance_id: "i".repeat(32),
+        }
     }
 
     #[test]
     fn round_trip() {
-        let l = encode(&spec(), "sess 😀", "berth", Some(&owner()), "2026-01-01T00:00:00.000Z");
+        let l = encode(
+            &spec(),
+            "sess 😀",
+            "berth",
+            Some(&owner()),
+            "2026-01-01T00:00:00.000Z",
+        );
         assert_eq!(l["team"], "a");
         assert_eq!(l[SCHEMA], "1");
         let d = decode(&l).unwrap();
@@ -189,10 +234,19 @@ mod tests {
         let salt = "00";
         let mut other = spec();
         other.ports = vec![80, 8080];
-        assert_eq!(field_digest(salt, "ports", &spec()), field_digest(salt, "ports", &other));
+        assert_eq!(
+            field_digest(salt, "ports", &spec()),
+            field_digest(salt, "ports", &other)
+        );
         other.image = "img:2".into();
-        assert_ne!(field_digest(salt, "image", &spec()), field_digest(salt, "image", &other));
-        assert_ne!(field_digest("01", "image", &spec()), field_digest(salt, "image", &spec()));
+        assert_ne!(
+            field_digest(salt, "image", &spec()),
+            field_digest(salt, "image", &other)
+        );
+        assert_ne!(
+            field_digest("01", "image", &spec()),
+            field_digest(salt, "image", &spec())
+        );
     }
 
     #[test]

@@ -30,7 +30,11 @@ pub fn container_name(session_id: &[u16], prefix: Option<&[u16]>) -> String {
     let safe: String = sanitise(raw_prefix)
         .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
         .to_string();
-    let safe = if safe.is_empty() { LEGACY_DEFAULT_PREFIX.to_string() } else { safe };
+    let safe = if safe.is_empty() {
+        LEGACY_DEFAULT_PREFIX.to_string()
+    } else {
+        safe
+    };
     let mut json = Vec::with_capacity(raw_prefix.len() + session_id.len() + 8);
     json.extend("[".encode_utf16());
     json_string_units(raw_prefix, &mut json);
@@ -60,7 +64,9 @@ fn sanitise(units: &[u16]) -> String {
 
 /// 32-bit FNV-1a over UTF-16 code units (one code unit per step, as `charCodeAt` yields them).
 fn fnv1a32(units: &[u16]) -> u32 {
-    units.iter().fold(FNV_OFFSET_BASIS, |h, &u| (h ^ u32::from(u)).wrapping_mul(FNV_PRIME))
+    units.iter().fold(FNV_OFFSET_BASIS, |h, &u| {
+        (h ^ u32::from(u)).wrapping_mul(FNV_PRIME)
+    })
 }
 
 /// Appends the UTF-16 units of `JSON.stringify(s)` (ES2019 well-formed stringify:
@@ -112,7 +118,8 @@ mod tests {
     #[test]
     fn matches_every_vector() {
         let v: Vectors =
-            serde_json::from_str(include_str!("../__test__/fixtures/container-names.json")).unwrap();
+            serde_json::from_str(include_str!("../__test__/fixtures/container-names.json"))
+                .unwrap();
         assert!(v.vectors.len() >= 30);
         for case in v.vectors {
             assert_eq!(
@@ -140,6 +147,9 @@ mod tests {
 
     #[test]
     fn default_prefix_is_berth_at_the_root() {
-        assert_eq!(container_name_str("owned", Some(DEFAULT_PREFIX)), "berth-owned-ad6630d5");
+        assert_eq!(
+            container_name_str("owned", Some(DEFAULT_PREFIX)),
+            "berth-owned-ad6630d5"
+        );
     }
 }

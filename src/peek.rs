@@ -42,14 +42,20 @@ pub struct PeekResult {
 /// Never creates, starts, unpauses or pulls anything. Engine calls:
 /// `GET /containers/{name}/json`, and for a managed container `GET /volumes/berth-ready-<id>`.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
-pub async fn peek(session_id: &[u16], prefix: Option<&[u16]>, engine_opts: &EngineOptions) -> Result<Option<PeekResult>> {
+pub async fn peek(
+    session_id: &[u16],
+    prefix: Option<&[u16]>,
+    engine_opts: &EngineOptions,
+) -> Result<Option<PeekResult>> {
     validate_session_id(session_id)?;
     let default: Vec<u16> = DEFAULT_PREFIX.encode_utf16().collect();
     let prefix = prefix.unwrap_or(&default);
     validate_prefix(prefix)?;
     let name = container_name(session_id, Some(prefix));
     let engine = engine::connect(engine_opts).await?;
-    let Some(c) = inspect(&engine, &name).await? else { return Ok(None) };
+    let Some(c) = inspect(&engine, &name).await? else {
+        return Ok(None);
+    };
     let f = Facts::from_inspect(&c);
     let ready = match &f.managed {
         Some(_) => records::is_ready(&engine, &f.id).await?,

@@ -17,11 +17,20 @@ pub const PORT_RETRY_MS: u64 = 100;
 /// the engine has not filled the mapping. Errors: `E_INVALID_ARGUMENT` when the port
 /// was never published; `E_ENGINE` when it has no binding (container not running);
 /// `E_SESSION_NOT_FOUND` when the container is gone.
-pub async fn host_address(engine: &Engine, id: &str, session_id: &str, name: &str, port: u16) -> Result<String> {
+pub async fn host_address(
+    engine: &Engine,
+    id: &str,
+    session_id: &str,
+    name: &str,
+    port: u16,
+) -> Result<String> {
     let key = format!("{port}/tcp");
     for attempt in 0..=PORT_RETRIES {
         let Some(c) = inspect(engine, id).await? else {
-            return Err(Error::SessionNotFound { session_id: session_id.into(), name: name.into() });
+            return Err(Error::SessionNotFound {
+                session_id: session_id.into(),
+                name: name.into(),
+            });
         };
         let published = c
             .host_config
@@ -41,6 +50,8 @@ pub async fn host_address(engine: &Engine, id: &str, session_id: &str, name: &st
     Err(Error::Engine {
         operation: "read published port".into(),
         status: None,
-        message: format!("port {key} of container `{name}` has no host binding (is the container running?)"),
+        message: format!(
+            "port {key} of container `{name}` has no host binding (is the container running?)"
+        ),
     })
 }

@@ -25,17 +25,31 @@ pub async fn mark_ready(engine: &Engine, container_id: &str) -> Result<()> {
         (RECORD_KIND.to_string(), "ready".to_string()),
         (RECORD_CONTAINER_ID.to_string(), container_id.to_string()),
     ]);
-    let req = VolumeCreateRequest { name: Some(ready_volume(container_id)), labels: Some(labels), ..Default::default() };
-    engine.docker.create_volume(req).await.map_err(|e| engine.error("mark session ready", e))?;
+    let req = VolumeCreateRequest {
+        name: Some(ready_volume(container_id)),
+        labels: Some(labels),
+        ..Default::default()
+    };
+    engine
+        .docker
+        .create_volume(req)
+        .await
+        .map_err(|e| engine.error("mark session ready", e))?;
     Ok(())
 }
 
 /// Whether the container's setup finished. `GET /volumes/{name}`; a volume of that name
 /// not labelled for this container does not count.
 pub async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
-    match engine.docker.inspect_volume(&ready_volume(container_id)).await {
-        Ok(v) => Ok(v.labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(container_id)
-            && v.labels.get(RECORD_KIND).map(String::as_str) == Some("ready")),
+    match engine
+        .docker
+        .inspect_volume(&ready_volume(container_id))
+        .await
+    {
+        Ok(v) => Ok(
+            v.labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(container_id)
+                && v.labels.get(RECORD_KIND).map(String::as_str) == Some("ready"),
+        ),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("read session readiness", e)),
     }
@@ -43,7 +57,14 @@ pub async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
 
 /// Removes the records of a removed container. `DELETE /volumes/{name}`; absent counts as done.
 pub async fn remove_records(engine: &Engine, container_id: &str) -> Result<()> {
-    match engine.docker.remove_volume(&ready_volume(container_id), None::<bollard::query_parameters::RemoveVolumeOptions>).await {
+    match engine
+        .docker
+        .remove_volume(
+            &ready_volume(container_id),
+            None::<bollard::query_parameters::RemoveVolumeOptions>,
+        )
+        .await
+    {
         Ok(()) => Ok(()),
         Err(e) if status(&e) == Some(404) => Ok(()),
         Err(e) => Err(engine.error("remove session records", e)),

@@ -28,7 +28,10 @@ pub enum Removal {
 /// already in progress (409, or Podman's 500 confirmed by inspect) is waited for.
 /// Errors: `E_ENGINE` / `E_ENGINE_UNAVAILABLE`; the container is then still there.
 pub async fn remove_by_id(engine: &Engine, id: &str) -> Result<Removal> {
-    let opts = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
+    let opts = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
     let outcome = match engine.docker.remove_container(id, Some(opts)).await {
         Ok(()) => Removal::Removed,
         Err(e) if status(&e) == Some(404) => Removal::Absent,

@@ -34,9 +34,16 @@ pub struct ResumeSpec {
 /// `E_SESSION_BUSY` (`reason: 'initialising'`: setup still running under a live or
 /// unknown owner), `E_SESSION_INCOMPLETE` (setup never finished and its owner is dead),
 /// `E_ABORTED`, `E_ENGINE`.
-pub async fn resume_session(spec: &ResumeSpec, engine_opts: &EngineOptions, cancel: &CancellationToken) -> Result<Session> {
+pub async fn resume_session(
+    spec: &ResumeSpec,
+    engine_opts: &EngineOptions,
+    cancel: &CancellationToken,
+) -> Result<Session> {
     let session_id = validate_session_id(&spec.session_id)?;
-    let prefix_units: Vec<u16> = spec.prefix.clone().unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
+    let prefix_units: Vec<u16> = spec
+        .prefix
+        .clone()
+        .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
     validate_prefix(&prefix_units)?;
     let name = container_name(&spec.session_id, Some(&prefix_units));
     guard(cancel, "resume session", async {
@@ -47,7 +54,10 @@ pub async fn resume_session(spec: &ResumeSpec, engine_opts: &EngineOptions, canc
 }
 
 async fn adopt(engine: &Engine, session_id: &str, name: &str) -> Result<Session> {
-    let not_found = || Error::SessionNotFound { session_id: session_id.into(), name: name.into() };
+    let not_found = || Error::SessionNotFound {
+        session_id: session_id.into(),
+        name: name.into(),
+    };
     let c = inspect(engine, name).await?.ok_or_else(not_found)?;
     let f = Facts::from_inspect(&c);
     let Some(managed) = &f.managed else {
@@ -69,7 +79,12 @@ async fn adopt(engine: &Engine, session_id: &str, name: &str) -> Result<Session>
     if !records::is_ready(engine, &f.id).await? {
         let owner_dead = f.owner().is_some_and(|o| liveness(o) == Liveness::Dead);
         return Err(if owner_dead {
-            Error::SessionIncomplete { session_id: session_id.into(), name: name.into(), id: f.id.clone(), owner: f.owner_json() }
+            Error::SessionIncomplete {
+                session_id: session_id.into(),
+                name: name.into(),
+                id: f.id.clone(),
+                owner: f.owner_json(),
+            }
         } else {
             Error::SessionBusy {
                 session_id: session_id.into(),
@@ -82,12 +97,29 @@ async fn adopt(engine: &Engine, session_id: &str, name: &str) -> Result<Session>
     }
     match f.state {
         "running" | "restarting" => {}
-        "paused" => engine.docker.unpause_container(&f.id).await.map_err(|e| engine.error("unpause container", e))?,
+        "paused" => engine
+            .docker
+            .unpause_container(&f.id)
+            .await
+            .map_err(|e| engine.error("unpause container", e))?,
         "removing" => return Err(not_found()),
-        _ => engine.docker.start_container(&f.id, None).await.map_err(|e| match engine::status(&e) {
-            Some(404) => not_found(),
-            _ => engine.error("start container", e),
-        })?,
+        _ => {
+            engine
+                .docker
+                .start_container(&f.id, None)
+                .await
+                .map_err(|e| match engine::status(&e) {
+                    Some(404) => not_found(),
+                    _ => engine.error("start container", e),
+                })?
+        }
     }
-    Ok(Session::new(engine.clone(), f.id.clone(), f.name.clone(), session_id.into(), Ownership::Adopted, f.owner().cloned()))
+    Ok(Session::new(
+        engine.clone(),
+        f.id.clone(),
+        f.name.clone(),
+        session_id.into(),
+        Ownership::Adopted,
+        f.owner().cloned(),
+    ))
 }

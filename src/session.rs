@@ -84,8 +84,24 @@ pub struct Session {
 
 impl Session {
     /// A handle on a live container.
-    pub fn new(engine: Engine, id: String, name: String, session_id: String, ownership: Ownership, owner: Option<Owner>) -> Self {
-        Session { engine, id, name, session_id, ownership, owner, drift: Vec::new(), duty: Mutex::new(Duty::Holding) }
+    pub fn new(
+        engine: Engine,
+        id: String,
+        name: String,
+        session_id: String,
+        ownership: Ownership,
+        owner: Option<Owner>,
+    ) -> Self {
+        Session {
+            engine,
+            id,
+            name,
+            session_id,
+            ownership,
+            owner,
+            drift: Vec::new(),
+            duty: Mutex::new(Duty::Holding),
+        }
     }
 
     fn owns(&self) -> bool {
@@ -101,16 +117,28 @@ impl Session {
     pub async fn remove(&self, force: bool) -> Result<RemoveOutcome> {
         let mut duty = self.duty.lock().await;
         if *duty == Duty::Done {
-            return Ok(RemoveOutcome { removed: false, reason: Some("already-removed") });
+            return Ok(RemoveOutcome {
+                removed: false,
+                reason: Some("already-removed"),
+            });
         }
         if !self.owns() && !force {
-            return Ok(RemoveOutcome { removed: false, reason: Some("not-owner") });
+            return Ok(RemoveOutcome {
+                removed: false,
+                reason: Some("not-owner"),
+            });
         }
         let outcome = remove::remove_by_id(&self.engine, &self.id).await?;
         *duty = Duty::Done;
         Ok(match outcome {
-            Removal::Removed => RemoveOutcome { removed: true, reason: None },
-            Removal::Absent => RemoveOutcome { removed: false, reason: Some("absent") },
+            Removal::Removed => RemoveOutcome {
+                removed: true,
+                reason: None,
+            },
+            Removal::Absent => RemoveOutcome {
+                removed: false,
+                reason: Some("absent"),
+            },
         })
     }
 
@@ -121,19 +149,44 @@ impl Session {
     pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
         let duty = self.duty.lock().await;
         if *duty == Duty::Done {
-            return Ok(StopOutcome { stopped: false, reason: Some("already-removed") });
+            return Ok(StopOutcome {
+                stopped: false,
+                reason: Some("already-removed"),
+            });
         }
         if !self.owns() && !force {
-            return Ok(StopOutcome { stopped: false, reason: Some("not-owner") });
+            return Ok(StopOutcome {
+                stopped: false,
+                reason: Some("not-owner"),
+            });
         }
-        Ok(match remove::stop_by_id(&self.engine, &self.id, timeout_ms.unwrap_or(DEFAULT_STOP_TIMEOUT_MS)).await? {
-            Stop::Stopped => StopOutcome { stopped: true, reason: None },
-            Stop::Absent => StopOutcome { stopped: false, reason: Some("absent") },
-        })
+        Ok(
+            match remove::stop_by_id(
+                &self.engine,
+                &self.id,
+                timeout_ms.unwrap_or(DEFAULT_STOP_TIMEOUT_MS),
+            )
+            .await?
+            {
+                Stop::Stopped => StopOutcome {
+                    stopped: true,
+                    reason: None,
+                },
+                Stop::Absent => StopOutcome {
+                    stopped: false,
+                    reason: Some("absent"),
+                },
+            },
+        )
     }
 
     /// Runs `argv` in the container; see [`exec::exec`].
-    pub async fn exec(&self, argv: &[String], opts: &ExecOptions, cancel: &CancellationToken) -> Result<ExecOutput> {
+    pub async fn exec(
+        &self,
+        argv: &[String],
+        opts: &ExecOptions,
+        cancel: &CancellationToken,
+    ) -> Result<ExecOutput> {
         exec::exec(&self.engine, &self.id, &self.name, argv, opts, cancel).await
     }
 

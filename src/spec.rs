@@ -97,7 +97,10 @@ impl CreateSpec {
         }
         for (i, p) in self.ports.iter().enumerate() {
             if *p == 0 {
-                return Err(Error::invalid(format!("ports[{i}]"), "must be an integer in 1..65535"));
+                return Err(Error::invalid(
+                    format!("ports[{i}]"),
+                    "must be an integer in 1..65535",
+                ));
             }
         }
         validate_env("env", &self.env)?;
@@ -109,11 +112,17 @@ impl CreateSpec {
         }
         for (i, m) in self.mounts.iter().enumerate() {
             if !m.source.starts_with('/') {
-                return Err(Error::invalid(format!("mounts[{i}].source"), "must be an absolute host path"));
+                return Err(Error::invalid(
+                    format!("mounts[{i}].source"),
+                    "must be an absolute host path",
+                ));
             }
             validate_container_path(&format!("mounts[{i}].target"), &m.target)?;
             if m.target == "/" {
-                return Err(Error::invalid(format!("mounts[{i}].target"), "cannot mount over `/`"));
+                return Err(Error::invalid(
+                    format!("mounts[{i}].target"),
+                    "cannot mount over `/`",
+                ));
             }
         }
         for (k, v) in &self.labels {
@@ -124,7 +133,10 @@ impl CreateSpec {
                 ));
             }
             if k.contains('\0') || v.contains('\0') {
-                return Err(Error::invalid(format!("labels[{k:?}]"), "must not contain NUL"));
+                return Err(Error::invalid(
+                    format!("labels[{k:?}]"),
+                    "must not contain NUL",
+                ));
             }
         }
         if let Some(e) = &self.entrypoint {
@@ -132,12 +144,18 @@ impl CreateSpec {
         }
         if let Some(m) = self.limits.memory_bytes {
             if m < 6 * 1024 * 1024 {
-                return Err(Error::invalid("memoryBytes", "must be at least 6 MiB (6291456 bytes), the engine's minimum"));
+                return Err(Error::invalid(
+                    "memoryBytes",
+                    "must be at least 6 MiB (6291456 bytes), the engine's minimum",
+                ));
             }
         }
         if let Some(c) = self.limits.cpus {
             if !(c.is_finite() && c > 0.0 && c <= 1024.0) {
-                return Err(Error::invalid("cpus", "must be a number of CPUs greater than 0"));
+                return Err(Error::invalid(
+                    "cpus",
+                    "must be a number of CPUs greater than 0",
+                ));
             }
         }
         if let Some(p) = self.limits.pids_limit {
@@ -147,12 +165,18 @@ impl CreateSpec {
         }
         for (i, c) in self.security.cap_drop.iter().enumerate() {
             if c.is_empty() || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
-                return Err(Error::invalid(format!("capDrop[{i}]"), "must be a capability name such as `NET_RAW` or `ALL`"));
+                return Err(Error::invalid(
+                    format!("capDrop[{i}]"),
+                    "must be a capability name such as `NET_RAW` or `ALL`",
+                ));
             }
         }
         if let Some(n) = &self.security.network_mode {
             if n.is_empty() || n.contains('\0') {
-                return Err(Error::invalid("networkMode", "must be a non-empty network mode"));
+                return Err(Error::invalid(
+                    "networkMode",
+                    "must be a non-empty network mode",
+                ));
             }
         }
         Ok(())
@@ -164,13 +188,22 @@ pub fn validate_session_id(units: &[u16]) -> Result<String> {
     if units.is_empty() || units.len() > MAX_SESSION_ID_UNITS {
         return Err(Error::invalid(
             "sessionId",
-            format!("must be 1 to {MAX_SESSION_ID_UNITS} UTF-16 code units long (got {})", units.len()),
+            format!(
+                "must be 1 to {MAX_SESSION_ID_UNITS} UTF-16 code units long (got {})",
+                units.len()
+            ),
         ));
     }
     let s = String::from_utf16(units)
         .map_err(|_| Error::invalid("sessionId", "must not contain lone surrogates"))?;
     if let Some(c) = s.chars().find(|c| c.is_control()) {
-        return Err(Error::invalid("sessionId", format!("must not contain control characters (found U+{:04X})", c as u32)));
+        return Err(Error::invalid(
+            "sessionId",
+            format!(
+                "must not contain control characters (found U+{:04X})",
+                c as u32
+            ),
+        ));
     }
     Ok(s)
 }
@@ -178,11 +211,18 @@ pub fn validate_session_id(units: &[u16]) -> Result<String> {
 /// Prefixes: at most 64 UTF-16 code units, well-formed, no control characters.
 pub fn validate_prefix(units: &[u16]) -> Result<String> {
     if units.len() > 64 {
-        return Err(Error::invalid("prefix", "must be at most 64 UTF-16 code units long"));
+        return Err(Error::invalid(
+            "prefix",
+            "must be at most 64 UTF-16 code units long",
+        ));
     }
-    let s = String::from_utf16(units).map_err(|_| Error::invalid("prefix", "must not contain lone surrogates"))?;
+    let s = String::from_utf16(units)
+        .map_err(|_| Error::invalid("prefix", "must not contain lone surrogates"))?;
     if s.chars().any(|c| c.is_control()) {
-        return Err(Error::invalid("prefix", "must not contain control characters"));
+        return Err(Error::invalid(
+            "prefix",
+            "must not contain control characters",
+        ));
     }
     Ok(s)
 }
@@ -190,10 +230,16 @@ pub fn validate_prefix(units: &[u16]) -> Result<String> {
 /// Image references: non-empty, no whitespace or control characters.
 pub fn validate_image(image: &str) -> Result<()> {
     if image.trim().is_empty() {
-        return Err(Error::invalid("image", "must be a non-empty image reference"));
+        return Err(Error::invalid(
+            "image",
+            "must be a non-empty image reference",
+        ));
     }
     if image.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(Error::invalid("image", "must not contain whitespace or control characters"));
+        return Err(Error::invalid(
+            "image",
+            "must not contain whitespace or control characters",
+        ));
     }
     Ok(())
 }
@@ -202,10 +248,16 @@ pub fn validate_image(image: &str) -> Result<()> {
 pub fn validate_env(field: &str, env: &BTreeMap<String, String>) -> Result<()> {
     for (k, v) in env {
         if k.is_empty() || k.contains('=') || k.contains('\0') {
-            return Err(Error::invalid(format!("{field}[{k:?}]"), "keys must be non-empty and contain no `=` or NUL"));
+            return Err(Error::invalid(
+                format!("{field}[{k:?}]"),
+                "keys must be non-empty and contain no `=` or NUL",
+            ));
         }
         if v.contains('\0') {
-            return Err(Error::invalid(format!("{field}[{k:?}]"), "values must not contain NUL (value not shown)"));
+            return Err(Error::invalid(
+                format!("{field}[{k:?}]"),
+                "values must not contain NUL (value not shown)",
+            ));
         }
     }
     Ok(())
@@ -213,8 +265,14 @@ pub fn validate_env(field: &str, env: &BTreeMap<String, String>) -> Result<()> {
 
 /// Users: `name`, `uid`, `name:group` or `uid:gid`, no whitespace.
 pub fn validate_user(user: &str) -> Result<()> {
-    if user.is_empty() || user.chars().any(|c| c.is_whitespace() || c.is_control()) || user.matches(':').count() > 1 {
-        return Err(Error::invalid("user", "must be `user`, `uid`, `user:group` or `uid:gid`"));
+    if user.is_empty()
+        || user.chars().any(|c| c.is_whitespace() || c.is_control())
+        || user.matches(':').count() > 1
+    {
+        return Err(Error::invalid(
+            "user",
+            "must be `user`, `uid`, `user:group` or `uid:gid`",
+        ));
     }
     Ok(())
 }
@@ -222,7 +280,10 @@ pub fn validate_user(user: &str) -> Result<()> {
 /// Argv lists: at least one element, the first non-empty, no NUL anywhere.
 pub fn validate_argv(field: &str, argv: &[String]) -> Result<()> {
     if argv.first().is_none_or(|a| a.is_empty()) {
-        return Err(Error::invalid(field, "must be a non-empty argv whose first element names a program"));
+        return Err(Error::invalid(
+            field,
+            "must be a non-empty argv whose first element names a program",
+        ));
     }
     if argv.iter().any(|a| a.contains('\0')) {
         return Err(Error::invalid(field, "arguments must not contain NUL"));
@@ -233,20 +294,29 @@ pub fn validate_argv(field: &str, argv: &[String]) -> Result<()> {
 /// Container paths: absolute, no NUL.
 pub fn validate_container_path(field: &str, path: &str) -> Result<()> {
     if !path.starts_with('/') || path.contains('\0') {
-        return Err(Error::invalid(field, "must be an absolute path inside the container"));
+        return Err(Error::invalid(
+            field,
+            "must be an absolute path inside the container",
+        ));
     }
     Ok(())
 }
 
 /// Ports: 1..=65535.
 pub fn validate_port(field: &str, port: i64) -> Result<u16> {
-    u16::try_from(port).ok().filter(|p| *p != 0).ok_or_else(|| Error::invalid(field, "must be an integer in 1..65535"))
+    u16::try_from(port)
+        .ok()
+        .filter(|p| *p != 0)
+        .ok_or_else(|| Error::invalid(field, "must be an integer in 1..65535"))
 }
 
 /// A JavaScript number that must be a whole number in `min..=max` (ports, byte counts, limits).
 pub fn whole_number(field: &str, n: f64, min: i64, max: i64) -> Result<i64> {
     if !n.is_finite() || n.fract() != 0.0 || n < min as f64 || n > max as f64 {
-        return Err(Error::invalid(field, format!("must be a whole number in {min}..{max}")));
+        return Err(Error::invalid(
+            field,
+            format!("must be a whole number in {min}..{max}"),
+        ));
     }
     Ok(n as i64)
 }
@@ -260,7 +330,11 @@ mod tests {
     }
 
     fn spec() -> CreateSpec {
-        CreateSpec { session_id: units("s1"), image: "busybox:1".into(), ..Default::default() }
+        CreateSpec {
+            session_id: units("s1"),
+            image: "busybox:1".into(),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -283,8 +357,20 @@ mod tests {
             other => panic!("expected invalid argument, got {other:?}"),
         };
         assert!(spec().validate().is_ok());
-        assert_eq!(field(CreateSpec { image: " ".into(), ..spec() }), "image");
-        assert_eq!(field(CreateSpec { ports: vec![80, 0], ..spec() }), "ports[1]");
+        assert_eq!(
+            field(CreateSpec {
+                image: " ".into(),
+                ..spec()
+            }),
+            "image"
+        );
+        assert_eq!(
+            field(CreateSpec {
+                ports: vec![80, 0],
+                ..spec()
+            }),
+            "ports[1]"
+        );
         let mut s = spec();
         s.env.insert("A=B".into(), "x".into());
         assert!(field(s).starts_with("env["));
@@ -295,11 +381,27 @@ mod tests {
         s.env.insert("SECRET".into(), "hunter2\0".into());
         let e = s.validate().unwrap_err();
         assert!(!e.to_string().contains("hunter2"));
-        assert_eq!(field(CreateSpec { work_dir: Some("rel".into()), ..spec() }), "workDir");
-        assert_eq!(field(CreateSpec { setup_commands: vec![vec![]], ..spec() }), "setupCommands[0]");
         assert_eq!(
             field(CreateSpec {
-                mounts: vec![Mount { source: "rel".into(), target: "/x".into(), read_only: false }],
+                work_dir: Some("rel".into()),
+                ..spec()
+            }),
+            "workDir"
+        );
+        assert_eq!(
+            field(CreateSpec {
+                setup_commands: vec![vec![]],
+                ..spec()
+            }),
+            "setupCommands[0]"
+        );
+        assert_eq!(
+            field(CreateSpec {
+                mounts: vec![Mount {
+                    source: "rel".into(),
+                    target: "/x".into(),
+                    read_only: false
+                }],
                 ..spec()
             }),
             "mounts[0].source"
@@ -307,7 +409,13 @@ mod tests {
         let mut s = spec();
         s.labels.insert("dev.berth.managed".into(), "x".into());
         assert!(field(s).starts_with("labels["));
-        assert_eq!(field(CreateSpec { user: Some("a b".into()), ..spec() }), "user");
+        assert_eq!(
+            field(CreateSpec {
+                user: Some("a b".into()),
+                ..spec()
+            }),
+            "user"
+        );
         let mut s = spec();
         s.limits.cpus = Some(0.0);
         assert_eq!(field(s), "cpus");

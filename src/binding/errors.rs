@@ -7,7 +7,10 @@ pub const ERROR_MARKER: &str = "BERTH_ERROR ";
 
 /// Converts a core error for JavaScript.
 pub fn to_js(e: Error) -> napi::Error {
-    napi::Error::new(napi::Status::GenericFailure, format!("{ERROR_MARKER}{}", e.to_json()))
+    napi::Error::new(
+        napi::Status::GenericFailure,
+        format!("{ERROR_MARKER}{}", e.to_json()),
+    )
 }
 
 /// Converts a core result for JavaScript.

@@ -6,7 +6,9 @@ use napi_derive::napi;
 
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
-use super::options::{BindingCreateOptions, BindingPeekOptions, BindingPeekResult, BindingResumeOptions};
+use super::options::{
+    BindingCreateOptions, BindingPeekOptions, BindingPeekResult, BindingResumeOptions,
+};
 use super::session::BindingSession;
 use crate::engine::EngineOptions;
 use crate::naming::{container_name as derive_name, DEFAULT_PREFIX};
@@ -25,7 +27,11 @@ pub fn container_name(session_id: Utf16String, prefix: Option<Utf16String>) -> S
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_SESSION_EXISTS`,
 /// `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
 #[napi(ts_return_type = "Promise<BindingSession>")]
-pub fn create_session<'e>(env: &'e Env, options: BindingCreateOptions, token: Option<&CancelToken>) -> napi::Result<PromiseRaw<'e, BindingSession>> {
+pub fn create_session<'e>(
+    env: &'e Env,
+    options: BindingCreateOptions,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'e, BindingSession>> {
     let converted = options.into_core();
     let cancel = token_of(token);
     env.spawn_future(async move {
@@ -40,10 +46,16 @@ pub fn create_session<'e>(env: &'e Env, options: BindingCreateOptions, token: Op
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND`, `E_FOREIGN_CONTAINER`,
 /// `E_SESSION_BUSY`, `E_SESSION_INCOMPLETE`, `E_ABORTED`, `E_ENGINE`.
 #[napi(ts_return_type = "Promise<BindingSession>")]
-pub fn resume_session<'e>(env: &'e Env, options: BindingResumeOptions, token: Option<&CancelToken>) -> napi::Result<PromiseRaw<'e, BindingSession>> {
+pub fn resume_session<'e>(
+    env: &'e Env,
+    options: BindingResumeOptions,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'e, BindingSession>> {
     let (spec, engine) = options.into_core();
     let cancel = token_of(token);
-    env.spawn_future(async move { js(crate::resume::resume_session(&spec, &engine, &cancel).await).map(BindingSession::new) })
+    env.spawn_future(async move {
+        js(crate::resume::resume_session(&spec, &engine, &cancel).await).map(BindingSession::new)
+    })
 }
 
 /// Inspects a session without side effects; resolves `null` when absent.
@@ -51,8 +63,14 @@ pub fn resume_session<'e>(env: &'e Env, options: BindingResumeOptions, token: Op
 /// Engine API: `GET /containers/{name}/json`, `GET /volumes/{name}`.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
 #[napi(ts_return_type = "Promise<BindingPeekResult | null>")]
-pub fn peek<'e>(env: &'e Env, session_id: Utf16String, options: Option<BindingPeekOptions>) -> napi::Result<PromiseRaw<'e, Option<BindingPeekResult>>> {
-    let (prefix, socket_path) = options.map(|o| (o.prefix, o.socket_path)).unwrap_or((None, None));
+pub fn peek<'e>(
+    env: &'e Env,
+    session_id: Utf16String,
+    options: Option<BindingPeekOptions>,
+) -> napi::Result<PromiseRaw<'e, Option<BindingPeekResult>>> {
+    let (prefix, socket_path) = options
+        .map(|o| (o.prefix, o.socket_path))
+        .unwrap_or((None, None));
     let id = session_id.to_vec();
     let prefix = prefix.map(|p| p.to_vec());
     env.spawn_future(async move {

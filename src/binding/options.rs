@@ -208,9 +208,15 @@ impl BindingCreateOptions {
             .map(|(i, p)| whole_number(&format!("ports[{i}]"), *p, 1, 65535).map(|p| p as u16))
             .collect::<Result<Vec<u16>>>()?;
         let limits = Limits {
-            memory_bytes: self.memory_bytes.map(|m| whole_number("memoryBytes", m, 0, i64::MAX)).transpose()?,
+            memory_bytes: self
+                .memory_bytes
+                .map(|m| whole_number("memoryBytes", m, 0, i64::MAX))
+                .transpose()?,
             cpus: self.cpus,
-            pids_limit: self.pids_limit.map(|p| whole_number("pidsLimit", p, 1, i64::MAX)).transpose()?,
+            pids_limit: self
+                .pids_limit
+                .map(|p| whole_number("pidsLimit", p, 1, i64::MAX))
+                .transpose()?,
         };
         let spec = CreateSpec {
             session_id: self.session_id.to_vec(),
@@ -225,7 +231,11 @@ impl BindingCreateOptions {
                 .mounts
                 .unwrap_or_default()
                 .into_iter()
-                .map(|m| Mount { source: m.source, target: m.target, read_only: m.read_only.unwrap_or(false) })
+                .map(|m| Mount {
+                    source: m.source,
+                    target: m.target,
+                    read_only: m.read_only.unwrap_or(false),
+                })
                 .collect(),
             labels: sorted(self.labels),
             entrypoint: self.entrypoint,
@@ -237,7 +247,12 @@ impl BindingCreateOptions {
                 network_mode: self.network_mode,
             },
         };
-        Ok((spec, EngineOptions { socket_path: self.socket_path }))
+        Ok((
+            spec,
+            EngineOptions {
+                socket_path: self.socket_path,
+            },
+        ))
     }
 }
 
@@ -245,8 +260,13 @@ impl BindingResumeOptions {
     /// The core resume spec and engine options.
     pub fn into_core(self) -> (ResumeSpec, EngineOptions) {
         (
-            ResumeSpec { session_id: self.session_id.to_vec(), prefix: self.prefix.map(|p| p.to_vec()) },
-            EngineOptions { socket_path: self.socket_path },
+            ResumeSpec {
+                session_id: self.session_id.to_vec(),
+                prefix: self.prefix.map(|p| p.to_vec()),
+            },
+            EngineOptions {
+                socket_path: self.socket_path,
+            },
         )
     }
 }
@@ -259,7 +279,10 @@ impl BindingExecOptions {
             env: sorted(self.env),
             user: self.user,
             stdin: self.stdin.map(|b| b.to_vec()),
-            timeout_ms: self.timeout_ms.map(|t| whole_number("timeoutMs", t, 1, i64::MAX).map(|t| t as u64)).transpose()?,
+            timeout_ms: self
+                .timeout_ms
+                .map(|t| whole_number("timeoutMs", t, 1, i64::MAX).map(|t| t as u64))
+                .transpose()?,
             max_buffer_bytes: self
                 .max_buffer_bytes
                 .map(|m| whole_number("maxBufferBytes", m, 0, i64::MAX).map(|m| m as usize))
@@ -299,6 +322,11 @@ impl From<PeekResult> for BindingPeekResult {
 
 impl From<ExecOutput> for BindingExecResult {
     fn from(o: ExecOutput) -> Self {
-        BindingExecResult { exit_code: o.exit_code, stdout: o.stdout.into(), stderr: o.stderr.into(), truncated: o.truncated }
+        BindingExecResult {
+            exit_code: o.exit_code,
+            stdout: o.stdout.into(),
+            stderr: o.stderr.into(),
+            truncated: o.truncated,
+        }
     }
 }

@@ -9,8 +9,8 @@ use napi_derive::napi;
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use super::options::{
-    owner_js, BindingExecOptions, BindingExecResult, BindingOwner, BindingRemoveOptions, BindingRemoveResult,
-    BindingStopOptions, BindingStopResult,
+    owner_js, BindingExecOptions, BindingExecResult, BindingOwner, BindingRemoveOptions,
+    BindingRemoveResult, BindingStopOptions, BindingStopResult,
 };
 use crate::session::Session;
 use crate::spec::whole_number;
@@ -92,7 +92,11 @@ impl BindingSession {
     /// Engine API: `GET /containers/{id}/json`. Errors: `E_INVALID_ARGUMENT` (not 1..65535, or not
     /// published), `E_SESSION_NOT_FOUND`, `E_ENGINE`.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn host_address<'e>(&self, env: &'e Env, port: f64) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn host_address<'e>(
+        &self,
+        env: &'e Env,
+        port: f64,
+    ) -> napi::Result<PromiseRaw<'e, String>> {
         let inner = self.inner.clone();
         env.spawn_future(async move {
             let port = js(whole_number("port", port, 1, 65535))?;
@@ -105,14 +109,23 @@ impl BindingSession {
     /// Engine API: `POST /containers/{id}/stop`. Resolves `{ stopped: false, reason: 'not-owner' }`
     /// with no engine call for an adopted handle. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     #[napi(ts_return_type = "Promise<BindingStopResult>")]
-    pub fn stop<'e>(&self, env: &'e Env, options: Option<BindingStopOptions>) -> napi::Result<PromiseRaw<'e, BindingStopResult>> {
+    pub fn stop<'e>(
+        &self,
+        env: &'e Env,
+        options: Option<BindingStopOptions>,
+    ) -> napi::Result<PromiseRaw<'e, BindingStopResult>> {
         let inner = self.inner.clone();
         let force = options.as_ref().and_then(|o| o.force).unwrap_or(false);
         let timeout = options.and_then(|o| o.timeout_ms);
         env.spawn_future(async move {
-            let timeout_ms = js(timeout.map(|t| whole_number("timeoutMs", t, 0, i64::from(i32::MAX)).map(|t| t as u64)).transpose())?;
+            let timeout_ms = js(timeout
+                .map(|t| whole_number("timeoutMs", t, 0, i64::from(i32::MAX)).map(|t| t as u64))
+                .transpose())?;
             let out = js(inner.stop(force, timeout_ms).await)?;
-            Ok(BindingStopResult { stopped: out.stopped, reason: out.reason.map(str::to_string) })
+            Ok(BindingStopResult {
+                stopped: out.stopped,
+                reason: out.reason.map(str::to_string),
+            })
         })
     }
 
@@ -122,12 +135,19 @@ impl BindingSession {
     /// call; later calls resolve `already-removed`. A failure rejects and keeps the duty.
     /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     #[napi(ts_return_type = "Promise<BindingRemoveResult>")]
-    pub fn remove<'e>(&self, env: &'e Env, options: Option<BindingRemoveOptions>) -> napi::Result<PromiseRaw<'e, BindingRemoveResult>> {
+    pub fn remove<'e>(
+        &self,
+        env: &'e Env,
+        options: Option<BindingRemoveOptions>,
+    ) -> napi::Result<PromiseRaw<'e, BindingRemoveResult>> {
         let inner = self.inner.clone();
         let force = options.and_then(|o| o.force).unwrap_or(false);
         env.spawn_future(async move {
             let out = js(inner.remove(force).await)?;
-            Ok(BindingRemoveResult { removed: out.removed, reason: out.reason.map(str::to_string) })
+            Ok(BindingRemoveResult {
+                removed: out.removed,
+                reason: out.reason.map(str::to_string),
+            })
         })
     }
 }
