@@ -145,6 +145,11 @@ async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
 
 /// Classifies a failed `POST /containers/create`: a taken name (409; Docker 17.09: 400;
 /// Podman 4: 500) is confirmed by inspecting the name, never by message text.
+///
+/// The engine reserves a name before the container it names can be inspected, so a
+/// loser of a create race may briefly see 404 on the name: the inspect is retried for
+/// up to [`NAME_HOLDER_WAIT_MS`]. A 409 stays `E_SESSION_EXISTS` even when the holder
+/// never became visible (it is then reported with an empty id and state `unknown`).
 async fn create_failure(
     engine: &Engine,
     session_id: &str,
@@ -154,17 +159,27 @@ async fn create_failure(
 ) -> Error {
     let code = status(&e);
     if matches!(code, Some(400) | Some(409) | Some(500)) {
-        if let Ok(Some(c)) = inspect(engine, name).await {
-            let f = Facts::from_inspect(&c);
+        let deadline =
+            tokio::time::Instant::now() + std::time::Duration::from_millis(NAME_HOLDER_WAIT_MS);
+        loop {
+            match inspect(engine, name).await {
+                Ok(Some(c)) => return exists(session_id, &Facts::from_inspect(&c)),
+                Ok(None) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        if code == Some(409) {
             return Error::SessionExists {
                 session_id: session_id.into(),
                 holder: Holder {
-                    name: f.name.clone(),
-                    id: f.id.clone(),
-                    state: f.state.into(),
-                    managed: f.managed.is_some(),
-                    session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
-                    owner: f.owner_json(),
+                    name: name.into(),
+                    id: String::new(),
+                    state: "unknown".into(),
+                    managed: false,
+                    session_id: None,
+                    owner: serde_json::Value::Null,
                 },
             };
         }
@@ -176,6 +191,23 @@ async fn create_failure(
         };
     }
     engine.error("create container", e)
+}
+
+/// How long a create that lost the name waits for the holder to become inspectable, in milliseconds.
+pub const NAME_HOLDER_WAIT_MS: u64 = 2_000;
+
+fn exists(session_id: &str, f: &Facts) -> Error {
+    Error::SessionExists {
+        session_id: session_id.into(),
+        holder: Holder {
+            name: f.name.clone(),
+            id: f.id.clone(),
+            state: f.state.into(),
+            managed: f.managed.is_some(),
+            session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
+            owner: f.owner_json(),
+        },
+    }
 }
 
 /// Makes sure `image` is present: `GET /images/{image}/json`, else `POST /images/create`.

@@ -256,12 +256,13 @@ impl Error {
                 d.insert("hint".into(), json!(hint));
             }
             Error::SessionExists { session_id, holder } => {
-                d.insert("sessionId".into(), json!(session_id));
+                // SPEC §3: `{ name, id, state, managed, sessionId, owner }` describe the holder.
+                d.insert("requestedSessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(holder.name));
                 d.insert("id".into(), json!(holder.id));
                 d.insert("state".into(), json!(holder.state));
                 d.insert("managed".into(), json!(holder.managed));
-                d.insert("holderSessionId".into(), json!(holder.session_id));
+                d.insert("sessionId".into(), json!(holder.session_id));
                 d.insert("owner".into(), holder.owner.clone());
             }
             Error::SessionNotFound { session_id, name } => {

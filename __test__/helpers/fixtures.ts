@@ -1,0 +1,54 @@
+import { test as base } from 'vitest';
+import type { Session } from '../../index.mjs';
+import { testLabels, testSessionId } from './run-label.mjs';
+
+/** Per-test fixtures for engine tests. */
+export interface SessionFixtures {
+  /** A session id unique to this test, embedding the run id. */
+  sessionId: string;
+  /** `{ 'berth.test-run': <id> }`: pass as `labels` to every createSession. */
+  labels: Record<string, string>;
+  /** Registers a session for removal (by its own handle, `force: true`) when the test ends; returns it. */
+  track: <S extends Session>(session: S) => S;
+}
+
+/**
+ * `test` with session fixtures: every tracked session is removed in `finally` (failures to
+ * remove are logged, and the per-file `expectNoLeaks()` catches what stays), and a failing
+ * test logs its session ids and container names.
+ *
+ * @example
+ * ```ts
+ * sessionTest('exec', async ({ sessionId, labels, track }) => {
+ *   const session = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
+ * });
+ * ```
+ */
+export const sessionTest = base.extend<SessionFixtures>({
+  // eslint-disable-next-line no-empty-pattern
+  sessionId: async ({}, use) => {
+    await use(testSessionId('t'));
+  },
+  // eslint-disable-next-line no-empty-pattern
+  labels: async ({}, use) => {
+    await use(testLabels());
+  },
+  track: async ({ onTestFailed }, use) => {
+    const tracked: Session[] = [];
+    onTestFailed(() => {
+      for (const s of tracked) console.error(`[berth tests] session ${s.sessionId}: container ${s.name} (${s.id})`);
+    });
+    try {
+      await use((session) => {
+        tracked.push(session);
+        return session;
+      });
+    } finally {
+      for (const session of tracked) {
+        await session.remove({ force: true }).catch((error: unknown) => {
+          console.error(`[berth tests] could not remove ${session.name}:`, error);
+        });
+      }
+    }
+  },
+});

@@ -1,0 +1,28 @@
+// ESM entry: the named exports of the CommonJS build (one module instance for both).
+import { createRequire } from 'node:module';
+
+const cjs = createRequire(import.meta.url)('./index.js');
+
+export const {
+  AbortedError,
+  BerthError,
+  DEFAULT_PREFIX,
+  ERROR_CODES,
+  EngineError,
+  EngineUnavailableError,
+  ExecTimeoutError,
+  ForeignContainerError,
+  ImageNotFoundError,
+  InvalidArgumentError,
+  Session,
+  SessionBusyError,
+  SessionExistsError,
+  SessionIncompleteError,
+  SessionNotFoundError,
+  SetupFailedError,
+  SpecDriftError,
+  containerName,
+  createSession,
+  peek,
+  resumeSession,
+} = cjs;

@@ -1,0 +1,16 @@
+export { AbortedError, type AbortedDetails } from './aborted-error';
+export { BerthError, type BerthErrorOptions } from './berth-error';
+export { EngineError, type EngineDetails } from './engine-error';
+export { EngineUnavailableError, type EngineUnavailableDetails } from './engine-unavailable-error';
+export { ERROR_CODES, type ErrorCode } from './error-codes';
+export { ExecTimeoutError, type ExecTimeoutDetails } from './exec-timeout-error';
+export { ForeignContainerError, type ForeignContainerDetails } from './foreign-container-error';
+export { fromNative, fromPayload, NATIVE_ERROR_MARKER, type NativeErrorPayload } from './from-native';
+export { ImageNotFoundError, type ImageNotFoundDetails } from './image-not-found-error';
+export { InvalidArgumentError, type InvalidArgumentDetails } from './invalid-argument-error';
+export { SessionBusyError, type SessionBusyDetails } from './session-busy-error';
+export { SessionExistsError, type SessionExistsDetails } from './session-exists-error';
+export { SessionIncompleteError, type SessionIncompleteDetails } from './session-incomplete-error';
+export { SessionNotFoundError, type SessionNotFoundDetails } from './session-not-found-error';
+export { SetupFailedError, type SetupFailedDetails } from './setup-failed-error';
+export { SpecDriftError, type SpecDriftDetails } from './spec-drift-error';

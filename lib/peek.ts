@@ -1,0 +1,37 @@
+import { loadBinding, type NativeBinding } from './binding';
+import { engineOptions } from './engine-option';
+import { callNative } from './native-call';
+import type { PeekOptions, PeekResult } from './types';
+import { compact, expectOptionalObject, expectOptionalString, expectString } from './validate';
+
+/**
+ * Looks at a session's container without changing anything: never creates, starts,
+ * unpauses or pulls.
+ *
+ * Engine API: `GET /containers/{name}/json`.
+ *
+ * @param sessionId The session id.
+ * @param options `prefix` (default `'berth'`) and engine selection.
+ * @returns What holds the derived name (managed by berth or not), or `null` when nothing does.
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad argument, before any engine call.
+ * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @example
+ * ```ts
+ * import { peek } from '@berth/core';
+ *
+ * const seen = await peek('agent-42');
+ * if (seen?.owner?.liveness === 'dead') console.log(`${seen.name} is an orphan`);
+ * ```
+ */
+export async function peek(sessionId: string, options: PeekOptions = {}): Promise<PeekResult | null> {
+  expectString(sessionId, 'sessionId');
+  expectOptionalObject(options, 'options');
+  expectOptionalString(options.prefix, 'prefix');
+  const native = compact({ prefix: options.prefix, ...engineOptions(options) }) as Parameters<
+    NativeBinding['peek']
+  >[1];
+  const result = await callNative(() => loadBinding().peek(sessionId, native));
+  if (!result) return null;
+  // The binding leaves absent fields out; the public shape says null.
+  return { ...result, sessionId: result.sessionId ?? null, owner: result.owner ?? null } as PeekResult;
+}

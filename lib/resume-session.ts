@@ -1,0 +1,73 @@
+import { withAbort } from './abort';
+import { loadBinding, type NativeBinding } from './binding';
+import { toNativeSpec } from './create-spec';
+import { engineOptions } from './engine-option';
+import { callNative } from './native-call';
+import { Session } from './session';
+import type { ResumeSessionOptions } from './types';
+import {
+  compact,
+  expectObject,
+  expectOptionalBoolean,
+  expectOptionalObject,
+  expectOptionalSignal,
+  expectOptionalString,
+  expectString,
+  invalid,
+} from './validate';
+
+/**
+ * Resumes an existing session: the only path that adopts a container.
+ *
+ * A stopped container is started again (its filesystem kept), a paused one unpaused. The
+ * handle reports the owner and its liveness. Ownership of the result: `adopted` (it will not
+ * remove the container without `force`), or `inherited` with `takeOver` when the owner is
+ * dead (then `remove()` removes it; of concurrent take-overs exactly one wins). While the
+ * owner lives or is unknown, `takeOver` simply adopts.
+ *
+ * Engine API: `GET /containers/{name}/json`, then `POST /containers/{id}/start` or
+ * `POST /containers/{id}/unpause` when needed.
+ *
+ * @param options `sessionId`, `prefix`, `exclusive`, `takeOver`, `spec` + `onDrift`, engine selection, `abortSignal`.
+ * @returns The session handle; `drift` lists the `spec` fields that differ from creation.
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
+ * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when no container has the derived name.
+ * @throws ForeignContainerError `E_FOREIGN_CONTAINER` when berth does not manage that container for this session.
+ * @throws SessionBusyError `E_SESSION_BUSY` (`exclusive` and held elsewhere, a lost take-over, or still initialising).
+ * @throws SessionIncompleteError `E_SESSION_INCOMPLETE` when setup never finished and the creator is dead.
+ * @throws SpecDriftError `E_SPEC_DRIFT` with `onDrift: 'error'` and any drift; nothing adopted.
+ * @throws AbortedError `E_ABORTED`, EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @example
+ * ```ts
+ * import { resumeSession } from '@berth/core';
+ *
+ * const session = await resumeSession({ sessionId: 'agent-42', takeOver: true });
+ * if (session.ownership === 'inherited') console.log('previous owner died; we clean up now');
+ * ```
+ */
+export async function resumeSession(options: ResumeSessionOptions): Promise<Session> {
+  expectObject(options, 'options');
+  const { sessionId, prefix, exclusive, takeOver, spec, onDrift, abortSignal, engine, socketPath } = options;
+  expectString(sessionId, 'sessionId');
+  expectOptionalString(prefix, 'prefix');
+  expectOptionalBoolean(exclusive, 'exclusive');
+  expectOptionalBoolean(takeOver, 'takeOver');
+  expectOptionalObject(spec, 'spec');
+  if (onDrift !== undefined && onDrift !== 'report' && onDrift !== 'error') {
+    invalid('onDrift', "expected 'report' or 'error'");
+  }
+  expectOptionalSignal(abortSignal, 'abortSignal');
+  const native = compact({
+    sessionId,
+    prefix,
+    exclusive,
+    takeOver,
+    spec: spec === undefined ? undefined : toNativeSpec(spec, 'spec.'),
+    onDrift,
+    ...engineOptions({ engine, socketPath }),
+  }) as Parameters<NativeBinding['resumeSession']>[0];
+  const session = await callNative(() =>
+    withAbort(abortSignal, 'resumeSession', (token) => loadBinding().resumeSession(native, token)),
+  );
+  return new Session(session);
+}

@@ -1,0 +1,219 @@
+/**
+ * Public shapes of `@berth/core` (SPEC §8). Units are in the names or the docs:
+ * durations in milliseconds, sizes in bytes.
+ */
+
+/** A container engine berth can talk to. */
+export type EngineName = 'docker' | 'podman';
+
+/**
+ * Which engine to use: a name, or one per platform (`{ linux: 'podman', darwin: 'docker' }`).
+ * Precedence (SPEC §4): `socketPath`, then `engine`, then `DOCKER_HOST` / `CONTAINER_HOST`,
+ * then the current Docker context, then the platform's usual sockets.
+ */
+export type EngineOption = EngineName | Partial<Record<'linux' | 'darwin' | 'win32', EngineName>>;
+
+/** Where the engine is; both optional, discovery fills the rest. */
+export interface EngineOptions {
+  /** Engine name or per-platform map. @default discovered */
+  engine?: EngineOption;
+  /** Path of the engine's unix socket, e.g. `/var/run/docker.sock`; wins over everything else. */
+  socketPath?: string;
+}
+
+/**
+ * Whether a process is running. `alive`: same host and the pid's start time matches; `dead`:
+ * same host and the pid is gone or reused; `unknown`: another host or unreadable. `unknown`
+ * never counts as dead.
+ */
+export type Liveness = 'alive' | 'dead' | 'unknown';
+
+/** The process that created (or inherited) a session, as recorded in its container's labels. */
+export interface Owner {
+  /** Machine id + boot id + pid namespace of the owner's host. */
+  hostId: string;
+  /** The owner's pid on that host. */
+  pid: number;
+  /** The owner's start time, in clock ticks since boot, as the kernel reports it (decimal string). */
+  startTime: string;
+  /** A random id per process instance. */
+  instanceId: string;
+  /** Whether the owner still runs, seen from this process. */
+  liveness: Liveness;
+}
+
+/** A container state, normalised over engines; `rawState` keeps the engine's word. */
+export type SessionState =
+  | 'created'
+  | 'running'
+  | 'paused'
+  | 'restarting'
+  | 'exited'
+  | 'removing'
+  | 'dead'
+  | 'unknown';
+
+/** What {@link peek} sees under a session's container name. Nothing is changed by looking. */
+export interface PeekResult {
+  /** The container name. */
+  name: string;
+  /** The full 64-hex container id. */
+  id: string;
+  /** The session id label; null when berth does not manage the container. */
+  sessionId: string | null;
+  /** Whether the container carries berth's labels. */
+  managed: boolean;
+  /** Whether its setup finished (a managed container only). */
+  ready: boolean;
+  /** Normalised state. */
+  state: SessionState;
+  /** The engine's own state word. */
+  rawState: string;
+  /** The image the container was created from. */
+  image: string;
+  /** Creation time, RFC 3339. */
+  createdAt: string;
+  /** The creator; null when unmanaged. */
+  owner: Owner | null;
+  /** Published ports: `"8080/tcp"` → `"127.0.0.1:49153"`. */
+  ports: Record<string, string>;
+}
+
+/** How a handle came to hold its container; only `created` and `inherited` may remove it. */
+export type Ownership = 'created' | 'adopted' | 'inherited';
+
+/** A bind mount: an absolute host path into the container. */
+export interface Mount {
+  /** Absolute host path. */
+  source: string;
+  /** Absolute path in the container. */
+  target: string;
+  /** Mount read-only. @default false */
+  readOnly?: boolean;
+}
+
+/** Everything that defines a session's container (the createSession options minus engine and abort). */
+export interface CreateSpec {
+  /** 1 to 256 UTF-16 code units, no control characters, no lone surrogates. */
+  sessionId: string;
+  /** Image reference; pulled when missing. */
+  image: string;
+  /** Container name prefix. @default 'berth' */
+  prefix?: string;
+  /** Working directory in the container (absolute). @default the image's */
+  workDir?: string;
+  /** Container ports to publish, each on 127.0.0.1 with an engine-chosen host port. */
+  ports?: number[];
+  /** Environment; values never go into labels or messages. */
+  env?: Record<string, string>;
+  /** User to run as (`'1000'`, `'nobody'`, `'1000:1000'`). @default the image's */
+  user?: string;
+  /** Run in order after start; a string runs under `sh -c`, an array is an argv. */
+  setupCommands?: (string | string[])[];
+  /** Bind mounts. */
+  mounts?: Mount[];
+  /** Extra labels (keys under berth's own namespace are rejected). */
+  labels?: Record<string, string>;
+  /** Replaces the keep-alive entrypoint; it must not exit. @default a sleep */
+  entrypoint?: string[];
+  /** Network mode, e.g. `'none'`, `'bridge'`. @default the engine's */
+  networkMode?: string;
+  /** Capabilities to drop, e.g. `['ALL']`. */
+  capDrop?: string[];
+  /** Set `no-new-privileges`. @default false */
+  noNewPrivileges?: boolean;
+  /** Mount the root filesystem read-only. @default false */
+  readOnlyRootFilesystem?: boolean;
+  /** Memory limit in bytes. */
+  memoryBytes?: number;
+  /** CPU limit in CPUs (`1.5`). */
+  cpus?: number;
+  /** Maximum number of processes in the container. */
+  pidsLimit?: number;
+}
+
+/** Options of {@link createSession}. */
+export interface CreateSessionOptions extends CreateSpec, EngineOptions {
+  /** Aborts the create; whatever was created is removed by id before the promise rejects. */
+  abortSignal?: AbortSignal;
+}
+
+/** Options of {@link resumeSession}. */
+export interface ResumeSessionOptions extends EngineOptions {
+  /** The session to resume. */
+  sessionId: string;
+  /** Container name prefix. @default 'berth' */
+  prefix?: string;
+  /** Reject with `E_SESSION_BUSY` when a live or unknown process other than this one holds it. @default false */
+  exclusive?: boolean;
+  /** Take over the removal duty from a dead owner (`ownership: 'inherited'`). @default false */
+  takeOver?: boolean;
+  /** Fields to compare with the creation digests; differences are reported in `drift`. */
+  spec?: Partial<CreateSpec>;
+  /** `'error'` turns any drift into `E_SPEC_DRIFT` and adopts nothing. @default 'report' */
+  onDrift?: 'report' | 'error';
+  /** Aborts the resume. */
+  abortSignal?: AbortSignal;
+}
+
+/** Options of {@link peek}. */
+export interface PeekOptions extends EngineOptions {
+  /** Container name prefix. @default 'berth' */
+  prefix?: string;
+}
+
+/** Options of {@link Session.exec}. */
+export interface ExecOptions {
+  /** Working directory (absolute). @default the session's */
+  cwd?: string;
+  /** Extra environment for this process. */
+  env?: Record<string, string>;
+  /** User to run as. @default the session's */
+  user?: string;
+  /** Deadline in milliseconds; past it the process tree is killed and `E_EXEC_TIMEOUT` rejects. */
+  timeoutMs?: number;
+  /** Cap on each of stdout and stderr, in bytes; the rest is dropped. */
+  maxBufferBytes?: number;
+  /** Bytes for the process's stdin (a string is sent as UTF-8); stdin is closed after them. */
+  stdin?: Uint8Array | string;
+  /** Kills the process tree and rejects with `E_ABORTED` (carrying the output so far). */
+  abortSignal?: AbortSignal;
+}
+
+/** A finished exec. */
+export interface ExecResult {
+  /** The process's exit code, as the engine reports it. */
+  exitCode: number;
+  /** Its stdout bytes (capped by `maxBufferBytes`). */
+  stdout: Buffer;
+  /** Its stderr bytes (capped by `maxBufferBytes`). */
+  stderr: Buffer;
+  /** True when output past `maxBufferBytes` was dropped. */
+  truncated?: boolean;
+}
+
+/** Options of {@link Session.stop}. */
+export interface StopOptions {
+  /** Stop even an adopted session. @default false */
+  force?: boolean;
+  /** Grace period before SIGKILL, in milliseconds. @default the engine's */
+  timeoutMs?: number;
+}
+
+/** Outcome of {@link Session.stop}; `reason` is e.g. `'not-owner'` when nothing was done. */
+export interface StopResult {
+  stopped: boolean;
+  reason?: string;
+}
+
+/** Options of {@link Session.remove}. */
+export interface RemoveOptions {
+  /** Remove even an adopted session. @default false */
+  force?: boolean;
+}
+
+/** Outcome of {@link Session.remove}: `reason` is `'not-owner'`, `'absent'` or `'already-removed'` when `removed` is false. */
+export interface RemoveResult {
+  removed: boolean;
+  reason?: string;
+}

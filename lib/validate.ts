@@ -1,0 +1,100 @@
+import { InvalidArgumentError } from './errors/invalid-argument-error';
+
+/**
+ * Type checks on arguments, done in JS before any native call so that a wrong type is an
+ * `E_INVALID_ARGUMENT` rejection naming the field, never a napi conversion error.
+ * Value rules (session id form, absolute paths, ranges) are the native core's job.
+ */
+
+/** Throws an `E_INVALID_ARGUMENT` error for `field`. */
+export function invalid(field: string, reason: string): never {
+  throw new InvalidArgumentError(`invalid argument \`${field}\`: ${reason}`, { details: { field, reason } });
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+/** `value` must be a plain object (not null, not an array). */
+export function expectObject(value: unknown, field: string): asserts value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    invalid(field, `expected an object, got ${describe(value)}`);
+  }
+}
+
+/** `value` must be undefined or a plain object. */
+export function expectOptionalObject(value: unknown, field: string): asserts value is Record<string, unknown> | undefined {
+  if (value !== undefined) expectObject(value, field);
+}
+
+/** `value` must be a string. */
+export function expectString(value: unknown, field: string): asserts value is string {
+  if (typeof value !== 'string') invalid(field, `expected a string, got ${describe(value)}`);
+}
+
+/** `value` must be undefined or a string. */
+export function expectOptionalString(value: unknown, field: string): asserts value is string | undefined {
+  if (value !== undefined) expectString(value, field);
+}
+
+/** `value` must be undefined or a boolean. */
+export function expectOptionalBoolean(value: unknown, field: string): asserts value is boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') invalid(field, `expected a boolean, got ${describe(value)}`);
+}
+
+/** `value` must be undefined or a finite number ≥ `min` (an integer when `integer`). */
+export function expectOptionalNumber(
+  value: unknown,
+  field: string,
+  { min = 0, integer = true }: { min?: number; integer?: boolean } = {},
+): asserts value is number | undefined {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isFinite(value)) invalid(field, `expected a finite number, got ${describe(value)}`);
+  if (integer && !Number.isSafeInteger(value)) invalid(field, `expected an integer, got ${value}`);
+  if (value < min) invalid(field, `expected at least ${min}, got ${value}`);
+}
+
+/** `value` must be an integer TCP/UDP port number, 1 to 65535. */
+export function expectPort(value: unknown, field: string): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535) {
+    invalid(field, `expected an integer from 1 to 65535, got ${typeof value === 'number' ? value : describe(value)}`);
+  }
+}
+
+/** `value` must be an array of strings, with at least `minLength` items. */
+export function expectStringArray(value: unknown, field: string, minLength = 0): asserts value is string[] {
+  if (!Array.isArray(value)) invalid(field, `expected an array of strings, got ${describe(value)}`);
+  if (value.length < minLength) invalid(field, `expected at least ${minLength} item(s)`);
+  value.forEach((item, i) => expectString(item, `${field}[${i}]`));
+}
+
+/** `value` must be undefined or an array of strings. */
+export function expectOptionalStringArray(value: unknown, field: string): asserts value is string[] | undefined {
+  if (value !== undefined) expectStringArray(value, field);
+}
+
+/** `value` must be undefined or an object whose values are all strings. */
+export function expectOptionalStringRecord(
+  value: unknown,
+  field: string,
+): asserts value is Record<string, string> | undefined {
+  if (value === undefined) return;
+  expectObject(value, field);
+  for (const [key, item] of Object.entries(value)) expectString(item, `${field}.${key}`);
+}
+
+/** `value` must be undefined or an AbortSignal (duck-typed, so signals from other realms pass). */
+export function expectOptionalSignal(value: unknown, field: string): asserts value is AbortSignal | undefined {
+  if (value === undefined) return;
+  const v = value as Partial<AbortSignal> | null;
+  if (v === null || typeof v !== 'object' || typeof v.aborted !== 'boolean' || typeof v.addEventListener !== 'function') {
+    invalid(field, `expected an AbortSignal, got ${describe(value)}`);
+  }
+}
+
+/** Drops `undefined` members so the native side sees absent options, not `undefined`. */
+export function compact<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
