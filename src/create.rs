@@ -24,6 +24,9 @@ use crate::session::{Ownership, Session};
 use crate::spec::{validate_prefix, validate_session_id, CreateSpec};
 use crate::{cleanup, identity, labels, records, remove};
 
+/// The operation an `E_ABORTED` names: the API call, as the TypeScript entry names it too.
+const OPERATION: &str = "createSession";
+
 /// Bytes of a failing setup command's stdout/stderr kept in the error (the tail).
 pub const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
 
@@ -51,11 +54,11 @@ pub async fn create_session(
         .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
     let prefix = validate_prefix(&prefix_units)?;
     let name = container_name(&spec.session_id, Some(&prefix_units));
-    let engine = guard(cancel, "create session", engine::connect(engine_opts)).await?;
+    let engine = guard(cancel, OPERATION, engine::connect(engine_opts)).await?;
     cleanup::retry_pending(&engine).await;
-    guard(cancel, "create session", ensure_image(&engine, &spec.image)).await?;
+    guard(cancel, OPERATION, ensure_image(&engine, &spec.image)).await?;
     if cancel.is_cancelled() {
-        return Err(Error::aborted("create session"));
+        return Err(Error::aborted(OPERATION));
     }
 
     let owner = identity::current();
@@ -79,7 +82,7 @@ pub async fn create_session(
         Ownership::Created,
         owner.cloned(),
     );
-    match guard(cancel, "create session", finish(&engine, &session, spec)).await {
+    match guard(cancel, OPERATION, finish(&engine, &session, spec)).await {
         Ok(()) => Ok(session),
         Err(first) => Err(rollback(&engine, &id, first).await),
     }

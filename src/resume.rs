@@ -46,7 +46,7 @@ pub async fn resume_session(
         .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
     validate_prefix(&prefix_units)?;
     let name = container_name(&spec.session_id, Some(&prefix_units));
-    guard(cancel, "resume session", async {
+    guard(cancel, "resumeSession", async {
         let engine = engine::connect(engine_opts).await?;
         adopt(&engine, &session_id, &name).await
     })
