@@ -6,6 +6,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::Engine;
 use crate::errors::Result;
 use crate::exec::{self, ExecOptions, ExecOutput};
+use crate::hold;
 use crate::identity::Owner;
 use crate::ports;
 use crate::remove::{self, Removal, Stop};
@@ -79,7 +80,14 @@ pub struct Session {
     pub owner: Option<Owner>,
     /// Spec fields that differ from creation (empty unless a spec was compared).
     pub drift: Vec<String>,
-    duty: Mutex<Duty>,
+    state: Mutex<State>,
+}
+
+/// The mutable part of a handle: its duty and its own holder record.
+struct State {
+    duty: Duty,
+    /// The volume name of this handle's holder (or duty) record, until released.
+    record: Option<String>,
 }
 
 impl Session {
@@ -100,8 +108,28 @@ impl Session {
             ownership,
             owner,
             drift: Vec::new(),
-            duty: Mutex::new(Duty::Holding),
+            state: Mutex::new(State {
+                duty: Duty::Holding,
+                record: None,
+            }),
         }
+    }
+
+    /// The same handle, holding its own record `record` (a volume name) and reporting `drift`.
+    pub fn with_record(self, record: Option<String>, drift: Vec<String>) -> Self {
+        Session {
+            drift,
+            state: Mutex::new(State {
+                duty: Duty::Holding,
+                record,
+            }),
+            ..self
+        }
+    }
+
+    /// The volume name of this handle's own holder or duty record, while it holds one.
+    pub async fn record(&self) -> Option<String> {
+        self.state.lock().await.record.clone()
     }
 
     fn owns(&self) -> bool {
@@ -110,26 +138,33 @@ impl Session {
 
     /// Removes the container by id when this handle owns it (or `force`).
     ///
-    /// `DELETE /containers/{id}?force=true&v=true`. Concurrent calls wait for each other:
-    /// one engine call; later calls resolve `already-removed` without one. A failure
-    /// rejects and keeps the duty, so a retry removes. Adopted without `force`: no engine
-    /// call, `not-owner`.
+    /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls wait
+    /// for each other: one engine call; later calls resolve `already-removed` without one.
+    /// A failure rejects and keeps the duty (in this handle and in its record), so a retry,
+    /// or a reaper run after this process died, removes. Adopted without `force`: the
+    /// container is not touched; the handle releases its hold (`DELETE /volumes/{its own
+    /// holder record}`) and resolves `not-owner`.
     pub async fn remove(&self, force: bool) -> Result<RemoveOutcome> {
-        let mut duty = self.duty.lock().await;
-        if *duty == Duty::Done {
+        let mut state = self.state.lock().await;
+        if state.duty == Duty::Done {
             return Ok(RemoveOutcome {
                 removed: false,
                 reason: Some("already-removed"),
             });
         }
         if !self.owns() && !force {
+            if let Some(record) = state.record.clone() {
+                hold::release(&self.engine, &record).await?;
+                state.record = None;
+            }
             return Ok(RemoveOutcome {
                 removed: false,
                 reason: Some("not-owner"),
             });
         }
         let outcome = remove::remove_by_id(&self.engine, &self.id).await?;
-        *duty = Duty::Done;
+        state.duty = Duty::Done;
+        state.record = None;
         Ok(match outcome {
             Removal::Removed => RemoveOutcome {
                 removed: true,
@@ -147,8 +182,8 @@ impl Session {
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
     /// no engine call, `not-owner`.
     pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
-        let duty = self.duty.lock().await;
-        if *duty == Duty::Done {
+        let state = self.state.lock().await;
+        if state.duty == Duty::Done {
             return Ok(StopOutcome {
                 stopped: false,
                 reason: Some("already-removed"),
