@@ -23,6 +23,8 @@ export const {
   SpecDriftError,
   containerName,
   createSession,
+  listSessions,
   peek,
+  reapOrphans,
   resumeSession,
 } = cjs;

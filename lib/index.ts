@@ -32,7 +32,9 @@ export {
   type SetupFailedDetails,
   type SpecDriftDetails,
 } from './errors/index';
+export { listSessions } from './list-sessions';
 export { peek } from './peek';
+export { reapOrphans } from './reap-orphans';
 export { resumeSession } from './resume-session';
 export { Session } from './session';
 export type {
@@ -43,15 +45,23 @@ export type {
   EngineOptions,
   ExecOptions,
   ExecResult,
+  Holder,
+  HolderRole,
+  ListSessionsOptions,
   Liveness,
   Mount,
   Owner,
   Ownership,
   PeekOptions,
   PeekResult,
+  ReapEntry,
+  ReapOptions,
+  ReapReport,
+  ReleaseResult,
   RemoveOptions,
   RemoveResult,
   ResumeSessionOptions,
+  SessionListing,
   SessionState,
   StopOptions,
   StopResult,

@@ -3,7 +3,7 @@
 //! Engine calls, in order: `GET /images/{image}/json` (and `POST /images/create` when
 //! missing), `POST /containers/create?name=<name>` (the engine's name uniqueness is
 //! the lock), `POST /containers/{id}/start`, one exec per setup command, then
-//! `POST /volumes/create` for the readiness record.
+//! `POST /volumes/create` for the readiness record and for the creator's holder record.
 
 use std::collections::HashMap;
 use std::time::SystemTime;
@@ -19,6 +19,8 @@ use crate::container::{inspect, Facts};
 use crate::engine::{self, status, Engine, EngineOptions};
 use crate::errors::{Error, Holder, Result};
 use crate::exec::{self, ExecOptions};
+use crate::hold;
+use crate::holders::Role;
 use crate::naming::{container_name, DEFAULT_PREFIX};
 use crate::session::{Ownership, Session};
 use crate::spec::{validate_prefix, validate_session_id, CreateSpec};
@@ -83,7 +85,7 @@ pub async fn create_session(
         owner.cloned(),
     );
     match guard(cancel, OPERATION, finish(&engine, &session, spec)).await {
-        Ok(()) => Ok(session),
+        Ok(record) => Ok(session.with_record(record, Vec::new())),
         Err(first) => Err(rollback(&engine, &id, first).await),
     }
 }
@@ -100,8 +102,8 @@ pub async fn guard<T>(
     }
 }
 
-/// Start, setup, readiness record.
-async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result<()> {
+/// Start, setup, readiness record, creator's holder record (its volume name returned).
+async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result<Option<String>> {
     engine
         .docker
         .start_container(&session.id, None)
@@ -127,7 +129,9 @@ async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result
             });
         }
     }
-    records::mark_ready(engine, &session.id).await
+    let extra: HashMap<String, String> = spec.labels.clone().into_iter().collect();
+    records::mark_ready(engine, &session.id, &extra).await?;
+    hold::register(engine, &session.id, Role::Creator, &extra).await
 }
 
 fn tail(bytes: &[u8]) -> String {

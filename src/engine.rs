@@ -205,13 +205,16 @@ impl Engine {
                 reason: format!("no answer to {operation} within {REQUEST_TIMEOUT_SECS} s"),
                 hint: "check that the engine is healthy".into(),
             },
-            B::HyperResponseError { .. } | B::IOError { .. } | B::SocketNotFoundError(_) => {
-                Error::EngineUnavailable {
-                    tried: self.endpoint.clone(),
-                    reason: format!("{operation}: {e}"),
-                    hint: "check that the engine is running (`docker info`)".into(),
-                }
-            }
+            // A transport failure (connection refused, socket gone, connection reset): the
+            // engine never answered, whatever the request was.
+            B::HyperResponseError { .. }
+            | B::HyperLegacyError { .. }
+            | B::IOError { .. }
+            | B::SocketNotFoundError(_) => Error::EngineUnavailable {
+                tried: self.endpoint.clone(),
+                reason: format!("{operation}: {e}"),
+                hint: "check that the engine is running (`docker info`)".into(),
+            },
             other => Error::Engine {
                 operation: operation.into(),
                 status: None,

@@ -61,17 +61,24 @@ pub async fn peek(
         Some(_) => records::is_ready(&engine, &f.id).await?,
         None => false,
     };
-    Ok(Some(PeekResult {
-        owner: f.owner().cloned(),
-        session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
-        managed: f.managed.is_some(),
-        ready,
-        name: f.name,
-        id: f.id,
-        state: f.state,
-        raw_state: f.raw_state,
-        image: f.image,
-        created_at: f.created_at,
-        ports: f.ports,
-    }))
+    Ok(Some(PeekResult::from_facts(f, ready)))
+}
+
+impl PeekResult {
+    /// The result for inspected facts and the readiness read from the records.
+    pub fn from_facts(f: Facts, ready: bool) -> Self {
+        PeekResult {
+            owner: f.owner().cloned(),
+            session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
+            managed: f.managed.is_some(),
+            ready: ready && f.managed.is_some(),
+            name: f.name,
+            id: f.id,
+            state: f.state,
+            raw_state: f.raw_state,
+            image: f.image,
+            created_at: f.created_at,
+            ports: f.ports,
+        }
+    }
 }

@@ -47,6 +47,8 @@ export interface ChildOps {
   stop: [handle: string, options?: { force?: boolean; timeoutMs?: number }];
   hostAddress: [handle: string, port: number];
   peek: [sessionId: string, options?: Record<string, unknown>];
+  listSessions: [options?: Record<string, unknown>];
+  reapOrphans: [options?: Record<string, unknown>];
   containerName: [sessionId: string, prefix?: string];
   hold: [handle: string];
   pid: [];

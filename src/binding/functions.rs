@@ -42,18 +42,20 @@ pub fn create_session<'e>(
 
 /// Adopts an existing session container; see the TypeScript `resumeSession`.
 ///
-/// Engine API: `GET /containers/{name}/json`, `GET /volumes/{name}`, `POST /containers/{id}/start|unpause`.
+/// Engine API: `GET /containers/{name}/json`, `GET /volumes?filters=...`, `GET /images/{ref}/json`
+/// (drift), `POST /volumes/create` (holder record or duty claim), `POST /containers/{id}/start|unpause`.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND`, `E_FOREIGN_CONTAINER`,
-/// `E_SESSION_BUSY`, `E_SESSION_INCOMPLETE`, `E_ABORTED`, `E_ENGINE`.
+/// `E_SESSION_BUSY`, `E_SESSION_INCOMPLETE`, `E_SPEC_DRIFT`, `E_ABORTED`, `E_ENGINE`.
 #[napi(ts_return_type = "Promise<BindingSession>")]
 pub fn resume_session<'e>(
     env: &'e Env,
     options: BindingResumeOptions,
     token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'e, BindingSession>> {
-    let (spec, engine) = options.into_core();
+    let converted = options.into_core();
     let cancel = token_of(token);
     env.spawn_future(async move {
+        let (spec, engine) = js(converted)?;
         js(crate::resume::resume_session(&spec, &engine, &cancel).await).map(BindingSession::new)
     })
 }
