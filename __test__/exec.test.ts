@@ -2,9 +2,9 @@
 // kill the whole tree (case 8), zombies reaped by the init (case 9), and output caps.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { createSession, EngineError, ExecTimeoutError, type Session } from '../index.mjs';
+import { createSession, EngineError, ExecTimeoutError, InvalidArgumentError, SessionNotFoundError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
-import { execIn } from './helpers/engine-http.mjs';
+import { execIn, removeContainer } from './helpers/engine-http.mjs';
 import { processesIn, waitForNoProcess, waitForProcess } from './helpers/engine-wait.js';
 import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
@@ -155,6 +155,27 @@ describe.skipIf(!engineAvailable())('exec', () => {
     await execIn(id, ['touch', '/tmp/orphan-go']);
     const zombie = await waitForProcess(id, (p) => p.pid === orphan.pid && p.stat.startsWith('Z'));
     expect(zombie.stat).toMatch(/^Z/);
+  });
+
+  test('exec and hostAddress on a container removed behind the handle: E_SESSION_NOT_FOUND', async ({ sessionId, labels }) => {
+    const session = await createSession({ sessionId, image: TEST_IMAGE, labels, ports: [8080] });
+    await removeContainer(session.id);
+    await expectBerthError(session.exec(['true']), SessionNotFoundError);
+    await expectBerthError(session.hostAddress(8080), SessionNotFoundError);
+    await expect(session.remove()).resolves.toEqual({ removed: false, reason: 'absent' });
+  });
+
+  test('an argv with a lone surrogate is refused, not mangled', async ({ sessionId, labels, track }) => {
+    const session = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
+    const error = await expectBerthError(session.exec(['echo', 'a\ud800b']), InvalidArgumentError);
+    expect(error.details).toMatchObject({ field: 'argv[1]' });
+  });
+
+  test('hostAddress of a stopped session: E_ENGINE 409 at once', async ({ sessionId, labels, track }) => {
+    const session = track(await createSession({ sessionId, image: TEST_IMAGE, labels, ports: [8080] }));
+    await session.stop({ timeoutMs: 0 });
+    const error = await expectBerthError(session.hostAddress(8080), EngineError);
+    expect(error.details).toMatchObject({ status: 409 });
   });
 
   test('exec in a stopped session: E_ENGINE with the HTTP status', async ({ sessionId, labels, track }) => {

@@ -50,7 +50,6 @@ describe.skipIf(!engineAvailable())('when a process dies', () => {
     const liveOwner = await startChild();
     const live = await liveOwner.call('createSession', { sessionId: `${sessionId}-live`, image: TEST_IMAGE, labels: scope });
     const unknownId = await handMadeSession({
-      name: `${sessionId}-unknown`,
       sessionId: `${sessionId}-unknown`,
       image: TEST_IMAGE,
       owner: { hostId: 'f'.repeat(32), pid: process.pid, startTime: '1' },
@@ -184,7 +183,7 @@ describe.skipIf(!engineAvailable())('when a process dies', () => {
     });
     // The pid of a process alive right now, with a start time that is not its own.
     const reused = { hostId, pid: witness.pid, startTime: '1' };
-    const id = await handMadeSession({ name: `${sessionId}-reused`, sessionId, image: TEST_IMAGE, owner: reused, extraLabels: scope });
+    const id = await handMadeSession({ sessionId, image: TEST_IMAGE, owner: reused, extraLabels: scope });
     const record = await plantRecord(id, holderLabels(id, { ...reused, pid: process.pid }));
     const [listed] = await listSessions({ labels: scope });
     expect(listed?.owner).toMatchObject({ pid: witness.pid, liveness: 'dead' });

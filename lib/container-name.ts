@@ -24,7 +24,7 @@ export const DEFAULT_PREFIX = 'berth';
  * ```
  */
 export function containerName(sessionId: string, prefix: string = DEFAULT_PREFIX): string {
-  expectString(sessionId, 'sessionId');
-  expectString(prefix, 'prefix');
+  expectString(sessionId, 'sessionId', { wellFormed: false });
+  expectString(prefix, 'prefix', { wellFormed: false });
   return callNativeSync(() => loadBinding().containerName(sessionId, prefix));
 }

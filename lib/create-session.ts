@@ -48,7 +48,7 @@ import { expectObject, expectOptionalSignal, expectString } from './validate';
 export async function createSession(options: CreateSessionOptions): Promise<Session> {
   expectObject(options, 'options');
   const { abortSignal, engine, socketPath, ...spec } = options;
-  expectString(spec.sessionId, 'sessionId');
+  expectString(spec.sessionId, 'sessionId', { wellFormed: false });
   expectString(spec.image, 'image');
   expectOptionalSignal(abortSignal, 'abortSignal');
   const native = {

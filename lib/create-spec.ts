@@ -38,9 +38,9 @@ export function setupArgv(command: unknown, field: string): string[] {
  */
 export function toNativeSpec(spec: Partial<CreateSpec>, path = ''): NativeCreateSpec {
   const f = (name: string): string => `${path}${name}`;
-  expectOptionalString(spec.sessionId, f('sessionId'));
+  expectOptionalString(spec.sessionId, f('sessionId'), { wellFormed: false });
   expectOptionalString(spec.image, f('image'));
-  expectOptionalString(spec.prefix, f('prefix'));
+  expectOptionalString(spec.prefix, f('prefix'), { wellFormed: false });
   expectOptionalString(spec.workDir, f('workDir'));
   expectOptionalString(spec.user, f('user'));
   expectOptionalString(spec.networkMode, f('networkMode'));

@@ -42,7 +42,7 @@ export async function listSessions(options: ListSessionsOptions = {}): Promise<S
 /** Checks `prefix`, `labels` and engine selection; returns them without undefined members. */
 export function scopeOptions(options: ListSessionsOptions): NonNullable<Parameters<NativeBinding['listSessions']>[0]> {
   expectOptionalObject(options, 'options');
-  expectOptionalString(options.prefix, 'prefix');
+  expectOptionalString(options.prefix, 'prefix', { wellFormed: false });
   expectOptionalStringRecord(options.labels, 'labels');
   return compact({ prefix: options.prefix, labels: options.labels, ...engineOptions(options) });
 }

@@ -24,9 +24,9 @@ import { compact, expectOptionalObject, expectOptionalString, expectString } fro
  * ```
  */
 export async function peek(sessionId: string, options: PeekOptions = {}): Promise<PeekResult | null> {
-  expectString(sessionId, 'sessionId');
+  expectString(sessionId, 'sessionId', { wellFormed: false });
   expectOptionalObject(options, 'options');
-  expectOptionalString(options.prefix, 'prefix');
+  expectOptionalString(options.prefix, 'prefix', { wellFormed: false });
   const native = compact({ prefix: options.prefix, ...engineOptions(options) }) as Parameters<
     NativeBinding['peek']
   >[1];

@@ -56,8 +56,8 @@ import {
 export async function resumeSession(options: ResumeSessionOptions): Promise<Session> {
   expectObject(options, 'options');
   const { sessionId, prefix, exclusive, takeOver, spec, onDrift, abortSignal, engine, socketPath } = options;
-  expectString(sessionId, 'sessionId');
-  expectOptionalString(prefix, 'prefix');
+  expectString(sessionId, 'sessionId', { wellFormed: false });
+  expectOptionalString(prefix, 'prefix', { wellFormed: false });
   expectOptionalBoolean(exclusive, 'exclusive');
   expectOptionalBoolean(takeOver, 'takeOver');
   expectOptionalObject(spec, 'spec');

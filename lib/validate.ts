@@ -30,13 +30,33 @@ export function expectOptionalObject(value: unknown, field: string): asserts val
 }
 
 /** `value` must be a string. */
-export function expectString(value: unknown, field: string): asserts value is string {
+export function expectString(value: unknown, field: string, options: StringRules = {}): asserts value is string {
   if (typeof value !== 'string') invalid(field, `expected a string, got ${describe(value)}`);
+  if (options.wellFormed !== false) expectWellFormed(value, field);
 }
 
 /** `value` must be undefined or a string. */
-export function expectOptionalString(value: unknown, field: string): asserts value is string | undefined {
-  if (value !== undefined) expectString(value, field);
+export function expectOptionalString(
+  value: unknown,
+  field: string,
+  options: StringRules = {},
+): asserts value is string | undefined {
+  if (value !== undefined) expectString(value, field, options);
+}
+
+/** Rules beyond "is a string". */
+export interface StringRules {
+  /**
+   * Reject lone surrogates, which Node-API would silently turn into U+FFFD on the way to the
+   * engine. Off only where the native side reads UTF-16 itself (session ids, prefixes, which it
+   * validates by their own rules, and the pure `containerName`). @default true
+   */
+  wellFormed?: boolean;
+}
+
+/** `value` must be well-formed UTF-16 (no lone surrogates). */
+export function expectWellFormed(value: string, field: string): void {
+  if (!value.isWellFormed()) invalid(field, 'must not contain lone surrogates');
 }
 
 /** `value` must be undefined or a boolean. */
@@ -82,7 +102,10 @@ export function expectOptionalStringRecord(
 ): asserts value is Record<string, string> | undefined {
   if (value === undefined) return;
   expectObject(value, field);
-  for (const [key, item] of Object.entries(value)) expectString(item, `${field}.${key}`);
+  for (const [key, item] of Object.entries(value)) {
+    expectWellFormed(key, `${field}[${JSON.stringify(key)}]`);
+    expectString(item, `${field}.${key}`);
+  }
 }
 
 /** `value` must be undefined or an AbortSignal (duck-typed, so signals from other realms pass). */

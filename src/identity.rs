@@ -128,10 +128,21 @@ fn start_time(pid: u32) -> Option<String> {
     Some(stat.starttime.to_string())
 }
 
+/// Whether no process `pid` exists, asked of the kernel with `kill(pid, 0)`, which answers
+/// `ESRCH` only for a pid that exists nowhere in this pid namespace. A `/proc/<pid>` that is
+/// merely hidden (procfs mounted `hidepid=1|2`, another user's process) gives `EPERM` or
+/// success instead, so a live process the caller cannot read is never taken for dead.
 #[cfg(target_os = "linux")]
 fn process_absent(pid: u32) -> bool {
-    !std::path::Path::new(&format!("/proc/{pid}")).exists()
-        && std::path::Path::new("/proc/self").exists()
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 performs only the existence and permission checks; nothing is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -195,6 +206,16 @@ mod tests {
             ..current().unwrap().clone()
         };
         assert_eq!(liveness(&o), Liveness::Dead);
+    }
+
+    #[test]
+    fn an_existing_pid_whose_proc_entry_cannot_be_read_is_unknown() {
+        // pid 1 exists; a reader that cannot see its /proc entry (hidepid) must not call it dead.
+        let hidden = |_pid: u32| None;
+        assert_eq!(liveness_on_this_host(1, "500", hidden), Liveness::Unknown);
+        assert!(!process_absent(1));
+        assert!(!process_absent(std::process::id()));
+        assert!(process_absent(4_194_304 + 7));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod list;
 pub mod naming;
 pub mod peek;
 pub mod ports;
+pub mod provenance;
 pub mod reap;
 pub mod records;
 pub mod remove;

@@ -10,6 +10,7 @@ use crate::errors::{Error, Result};
 use crate::holders::{duty, Record};
 use crate::labels::{LABEL_NAMESPACE, MANAGED, PREFIX};
 use crate::peek::PeekResult;
+use crate::provenance::not_berth_made;
 use crate::records::{self, ContainerRecords};
 use crate::spec::validate_prefix;
 
@@ -83,7 +84,8 @@ pub async fn managed_ids(engine: &Engine, scope: &Scope) -> Result<Vec<String>> 
 }
 
 /// Inspects each managed container of `scope` and reads every record once; containers
-/// gone in between are left out. Returns facts with their records.
+/// gone in between, and containers that only inherited berth's labels (see
+/// [`crate::provenance`]), are left out. Returns facts with their records.
 pub async fn survey(engine: &Engine, scope: &Scope) -> Result<Vec<(Facts, ContainerRecords)>> {
     let ids = managed_ids(engine, scope).await?;
     let mut by_id = records::group(records::list(engine, None).await?);
@@ -93,7 +95,7 @@ pub async fn survey(engine: &Engine, scope: &Scope) -> Result<Vec<(Facts, Contai
             continue;
         };
         let f = Facts::from_inspect(&c);
-        if f.managed.is_none() {
+        if not_berth_made(engine, &c, &f).await?.is_some() {
             continue;
         }
         let recs = by_id.remove(&f.id).unwrap_or_default();

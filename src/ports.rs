@@ -15,7 +15,8 @@ pub const PORT_RETRY_MS: u64 = 100;
 ///
 /// Reads `GET /containers/{id}/json` (`NetworkSettings.Ports`), retrying briefly while
 /// the engine has not filled the mapping. Errors: `E_INVALID_ARGUMENT` when the port
-/// was never published; `E_ENGINE` when it has no binding (container not running);
+/// was never published; `E_ENGINE` with status 409 when the container is not running,
+/// and without a status when a running container's binding never appears;
 /// `E_SESSION_NOT_FOUND` when the container is gone.
 pub async fn host_address(
     engine: &Engine,
@@ -40,8 +41,19 @@ pub async fn host_address(
         if !published {
             return Err(Error::invalid("port", format!("port {key} is not published by container `{name}`; list it in `ports` at creation")));
         }
-        if let Some(addr) = Facts::from_inspect(&c).ports.get(&key) {
+        let facts = Facts::from_inspect(&c);
+        if let Some(addr) = facts.ports.get(&key) {
             return Ok(addr.clone());
+        }
+        if !matches!(facts.state, "running" | "restarting") {
+            return Err(Error::Engine {
+                operation: "read published port".into(),
+                status: Some(409),
+                message: format!(
+                    "container `{name}` is not running (state {}): its ports have no host binding",
+                    facts.raw_state
+                ),
+            });
         }
         if attempt < PORT_RETRIES {
             tokio::time::sleep(Duration::from_millis(PORT_RETRY_MS)).await;

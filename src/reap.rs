@@ -107,7 +107,10 @@ async fn recheck_and_remove(engine: &Engine, id: &str) -> Result<Option<Verdict>
         return Ok(None);
     };
     let f = crate::container::Facts::from_inspect(&c);
-    if f.managed.is_none() {
+    if crate::provenance::not_berth_made(engine, &c, &f)
+        .await?
+        .is_some()
+    {
         return Ok(None);
     }
     let recs = records::of_container(engine, id).await?;

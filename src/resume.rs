@@ -16,6 +16,7 @@ use crate::hold::{self, Claim};
 use crate::holders::{duty, other_holder, Duty, Record, Role};
 use crate::identity::{self, liveness, Liveness, Owner};
 use crate::naming::{container_name, DEFAULT_PREFIX};
+use crate::provenance::not_berth_made;
 use crate::records;
 use crate::session::{Ownership, Session};
 use crate::spec::{validate_prefix, validate_session_id};
@@ -67,12 +68,12 @@ pub async fn resume_session(
         d.validate()?;
     }
     let name = container_name(&spec.session_id, Some(&prefix_units));
-    guard(cancel, "resumeSession", async {
-        let engine = engine::connect(engine_opts).await?;
-        adopt(&engine, spec, &session_id, &name).await
-    })
-    .await
+    let engine = guard(cancel, OPERATION, engine::connect(engine_opts)).await?;
+    adopt(&engine, spec, &session_id, &name, cancel).await
 }
+
+/// The operation named in `E_ABORTED`.
+const OPERATION: &str = "resumeSession";
 
 /// An identity that matches no holder, for a process this platform cannot identify.
 fn nobody() -> Owner {
@@ -88,17 +89,23 @@ fn owner_json(o: Option<&Owner>) -> serde_json::Value {
     o.map(Owner::to_json).unwrap_or(serde_json::Value::Null)
 }
 
+/// Reads, decides, records this handle's hold, then wakes the container. An abort before
+/// the record is written just stops; once it is written (that engine call is never dropped
+/// half-way), an abort or any failure releases it again, so no hold outlives its handle.
 async fn adopt(
     engine: &Engine,
     spec: &ResumeSpec,
     session_id: &str,
     name: &str,
+    cancel: &CancellationToken,
 ) -> Result<Session> {
     let not_found = || Error::SessionNotFound {
         session_id: session_id.into(),
         name: name.into(),
     };
-    let c = inspect(engine, name).await?.ok_or_else(not_found)?;
+    let c = guard(cancel, OPERATION, inspect(engine, name))
+        .await?
+        .ok_or_else(not_found)?;
     let f = Facts::from_inspect(&c);
     let Some(managed) = &f.managed else {
         return Err(Error::ForeignContainer {
@@ -116,6 +123,16 @@ async fn adopt(
             reason: format!("the container belongs to session {:?}", managed.session_id),
         });
     }
+    if let Some(why) = guard(cancel, OPERATION, not_berth_made(engine, &c, &f)).await? {
+        return Err(Error::ForeignContainer {
+            session_id: session_id.into(),
+            name: name.into(),
+            id: f.id.clone(),
+            reason: format!(
+                "the container carries berth's labels but berth did not create it ({why})"
+            ),
+        });
+    }
     let busy = |reason: &str, owner: Option<&Owner>| Error::SessionBusy {
         session_id: session_id.into(),
         name: name.into(),
@@ -123,7 +140,7 @@ async fn adopt(
         reason: reason.into(),
         owner: owner_json(owner),
     };
-    let recs = records::of_container(engine, &f.id).await?;
+    let recs = guard(cancel, OPERATION, records::of_container(engine, &f.id)).await?;
     if !recs.ready {
         let owner_dead = f.owner().is_some_and(|o| liveness(o) == Liveness::Dead);
         return Err(if owner_dead {
@@ -141,7 +158,7 @@ async fn adopt(
         return Err(not_found());
     }
     let drift = match &spec.spec {
-        Some(d) => drift::drifted(engine, &f, managed, d).await?,
+        Some(d) => guard(cancel, OPERATION, drift::drifted(engine, &f, managed, d)).await?,
         None => Vec::new(),
     };
     if spec.on_drift == OnDrift::Error && !drift.is_empty() {
@@ -167,31 +184,30 @@ async fn adopt(
         },
         _ => adopt_record(engine, &f).await?,
     };
-    // Two exclusive resumes that raced past the check above both see each other's record here.
     let release_on = |e: Error| async {
-        if ownership == Ownership::Adopted {
-            if let Some(r) = &record {
-                if let Err(cleanup) = hold::release(engine, r).await {
-                    return e.with_cleanup(cleanup);
-                }
+        if let Some(r) = &record {
+            if let Err(cleanup) = hold::release(engine, r).await {
+                return e.with_cleanup(cleanup);
             }
         }
         e
     };
-    if spec.exclusive && ownership == Ownership::Adopted {
-        let now = records::of_container(engine, &f.id).await?;
-        if let Some(other) = other_holder(f.owner(), &now.holds, &me_or_nobody, &liveness) {
-            let other = other.cloned();
-            return Err(release_on(busy("held", other.as_ref())).await);
+    let finish = async {
+        // Two exclusive resumes that raced past the check above both see each other's record here.
+        if spec.exclusive && ownership == Ownership::Adopted {
+            let now = records::of_container(engine, &f.id).await?;
+            if let Some(other) = other_holder(f.owner(), &now.holds, &me_or_nobody, &liveness) {
+                return Err(busy("held", other));
+            }
         }
-    }
-    if let Err(e) = wake(engine, &f).await {
-        let e = match e {
+        wake(engine, &f).await.map_err(|e| match e {
             Error::Engine {
                 status: Some(404), ..
             } => not_found(),
             e => e,
-        };
+        })
+    };
+    if let Err(e) = guard(cancel, OPERATION, finish).await {
         return Err(release_on(e).await);
     }
     Ok(Session::new(

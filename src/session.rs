@@ -4,7 +4,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
-use crate::errors::Result;
+use crate::errors::{Error, Result};
 use crate::exec::{self, ExecOptions, ExecOutput};
 use crate::hold;
 use crate::identity::Owner;
@@ -255,7 +255,23 @@ impl Session {
         opts: &ExecOptions,
         cancel: &CancellationToken,
     ) -> Result<ExecOutput> {
-        exec::exec(&self.engine, &self.id, &self.name, argv, opts, cancel).await
+        exec::exec(&self.engine, &self.id, &self.name, argv, opts, cancel)
+            .await
+            .map_err(|e| self.gone_is_not_found(e))
+    }
+
+    /// An engine 404 on this handle's container id means the session's container is gone:
+    /// `E_SESSION_NOT_FOUND`, as every sibling operation reports it.
+    fn gone_is_not_found(&self, e: Error) -> Error {
+        match e {
+            Error::Engine {
+                status: Some(404), ..
+            } => Error::SessionNotFound {
+                session_id: self.session_id.clone(),
+                name: self.name.clone(),
+            },
+            e => e,
+        }
     }
 
     /// The published host address of container port `port`/tcp; see [`ports::host_address`].

@@ -5,6 +5,11 @@ use std::collections::BTreeMap;
 use crate::errors::{Error, Result};
 use crate::labels::LABEL_NAMESPACE;
 
+/// Smallest CPU limit the engine honours, in CPUs (its `NanoCpus` granularity).
+pub const MIN_CPUS: f64 = 0.01;
+/// Largest CPU limit accepted, in CPUs.
+pub const MAX_CPUS: f64 = 1024.0;
+
 /// Longest session id accepted, in UTF-16 code units.
 pub const MAX_SESSION_ID_UNITS: usize = 256;
 
@@ -151,10 +156,10 @@ impl CreateSpec {
             }
         }
         if let Some(c) = self.limits.cpus {
-            if !(c.is_finite() && c > 0.0 && c <= 1024.0) {
+            if !(c.is_finite() && (MIN_CPUS..=MAX_CPUS).contains(&c)) {
                 return Err(Error::invalid(
                     "cpus",
-                    "must be a number of CPUs greater than 0",
+                    format!("must be a number of CPUs from {MIN_CPUS} to {MAX_CPUS} (smaller rounds to no limit at all)"),
                 ));
             }
         }
@@ -227,21 +232,123 @@ pub fn validate_prefix(units: &[u16]) -> Result<String> {
     Ok(s)
 }
 
-/// Image references: non-empty, no whitespace or control characters.
+/// Image references, by the grammar of distribution/reference (what the engine parses):
+/// `[domain[:port]/]path[/path...][:tag][@algorithm:hex]`, path components lowercase
+/// alphanumerics joined by `.`, `_`, `__` or runs of `-`; tags `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
+/// Anything else is `E_INVALID_ARGUMENT` here rather than the engine's 400.
 pub fn validate_image(image: &str) -> Result<()> {
+    let bad = |why: &str| Err(Error::invalid("image", format!("{why} (got {image:?})")));
     if image.trim().is_empty() {
         return Err(Error::invalid(
             "image",
             "must be a non-empty image reference",
         ));
     }
-    if image.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(Error::invalid(
-            "image",
-            "must not contain whitespace or control characters",
-        ));
+    let (name_tag, digest) = match image.split_once('@') {
+        Some((n, d)) => (n, Some(d)),
+        None => (image, None),
+    };
+    if let Some(d) = digest {
+        let ok = d.split_once(':').is_some_and(|(algo, hex)| {
+            !algo.is_empty()
+                && algo
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"+._-".contains(&b))
+                && hex.len() >= 32
+                && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        });
+        if !ok {
+            return bad("has a malformed digest; expected `@algorithm:hex`");
+        }
+    }
+    let last_slash = name_tag.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match name_tag[last_slash..].rfind(':') {
+        Some(i) => (
+            &name_tag[..last_slash + i],
+            Some(&name_tag[last_slash + i + 1..]),
+        ),
+        None => (name_tag, None),
+    };
+    if let Some(t) = tag {
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let ok = !t.is_empty()
+            && t.len() <= 128
+            && word(t.as_bytes()[0])
+            && t.bytes().all(|b| word(b) || b == b'.' || b == b'-');
+        if !ok {
+            return bad(
+                "has an invalid tag; tags are letters, digits, `_`, `.` and `-`, at most 128",
+            );
+        }
+    }
+    if name.is_empty() || name.len() > 255 {
+        return bad("must name a repository of 1 to 255 characters");
+    }
+    let mut components: Vec<&str> = name.split('/').collect();
+    let first = components[0];
+    if components.len() > 1
+        && (first.contains('.')
+            || first.contains(':')
+            || first == "localhost"
+            || first.bytes().any(|b| b.is_ascii_uppercase()))
+    {
+        if !valid_domain(first) {
+            return bad("has an invalid registry host");
+        }
+        components.remove(0);
+    }
+    if !components.iter().all(|c| valid_path_component(c)) {
+        return bad(
+            "repository names are lowercase letters and digits separated by `.`, `_`, `__` or `-`",
+        );
     }
     Ok(())
+}
+
+fn valid_domain(domain: &str) -> bool {
+    let (host, port) = match domain.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || domain.starts_with('[') => (h, Some(p)),
+        _ => (domain, None),
+    };
+    if port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    if host.starts_with('[') && host.ends_with(']') {
+        return host[1..host.len() - 1]
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok();
+    }
+    !host.is_empty()
+        && host.split('.').all(|part| {
+            !part.is_empty()
+                && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        })
+}
+
+fn valid_path_component(c: &str) -> bool {
+    let b = c.as_bytes();
+    let alnum = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+    if b.is_empty() || !alnum(b[0]) || !alnum(b[b.len() - 1]) {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if alnum(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !alnum(b[i]) {
+            i += 1;
+        }
+        let sep = &c[start..i];
+        if !(sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|x| x == b'-')) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Environment maps: keys non-empty, without `=` or NUL; values without NUL. Never echoes a value.
@@ -419,6 +526,48 @@ mod tests {
         let mut s = spec();
         s.limits.cpus = Some(0.0);
         assert_eq!(field(s), "cpus");
+        let mut s = spec();
+        s.limits.cpus = Some(1e-12);
+        assert_eq!(field(s), "cpus");
+        let mut s = spec();
+        s.limits.cpus = Some(0.01);
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn image_references() {
+        for ok in [
+            "busybox",
+            "busybox:1.36",
+            "berth-test/busybox:1",
+            "library/ubuntu:22.04",
+            "localhost:5000/a/b:2",
+            "127.0.0.1:5000/x",
+            "Registry.Example.com/team/app:v1.2-rc_3",
+            "ghcr.io/o/r@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            "a__b/c--d/e.f",
+            "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(validate_image(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "UPPER:1",
+            "a b",
+            "a/",
+            "/a",
+            "a//b",
+            "a:",
+            "a:-x",
+            "a@sha256:xyz",
+            "a..b",
+            "-a",
+            "a/B",
+            ":tag",
+            "host:port/x",
+            "a@",
+        ] {
+            assert!(validate_image(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 // a berth-labelled container by hand with any owner. Never the docker CLI.
 import { randomBytes } from 'node:crypto';
 import { createContainer, engineRequest, labelFilter, removeContainer, startContainer } from './engine-http.mjs';
+import { containerName } from '../../index.mjs';
 import { RUN_LABEL_KEY, runId } from './run-label.mjs';
 
 /**
@@ -86,12 +87,13 @@ export async function plantRecord(containerId, labels) {
 
 /**
  * A berth-labelled session container made by hand (labels schema 1, a sleep, the run label and
- * `extraLabels`), with a readiness record, so that the owner can be anything a test needs.
- * @param {{ name: string, sessionId: string, image: string, owner: { hostId: string, pid: number, startTime: string, instanceId?: string }, extraLabels?: Record<string, string> }} o
+ * `extraLabels`), with a readiness record, so that the owner can be anything a test needs. It is
+ * named as berth names it (`containerName(sessionId)`), as a berth-made container always is.
+ * @param {{ sessionId: string, image: string, owner: { hostId: string, pid: number, startTime: string, instanceId?: string }, extraLabels?: Record<string, string> }} o
  * @returns {Promise<string>} The container id.
  */
-export async function handMadeSession({ name, sessionId, image, owner, extraLabels = {} }) {
-  const id = await createContainer(name, {
+export async function handMadeSession({ sessionId, image, owner, extraLabels = {} }) {
+  const id = await createContainer(containerName(sessionId), {
     Image: image,
     Entrypoint: ['sleep', '2147483647'],
     Cmd: [],
