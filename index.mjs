@@ -9,6 +9,7 @@ export const {
   DEFAULT_PREFIX,
   ERROR_CODES,
   EngineError,
+  ExecProcess,
   EngineUnavailableError,
   ExecTimeoutError,
   ForeignContainerError,

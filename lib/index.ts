@@ -36,6 +36,8 @@ export { listSessions } from './list-sessions';
 export { peek } from './peek';
 export { reapOrphans } from './reap-orphans';
 export { resumeSession } from './resume-session';
+export { ExecProcess } from './exec-process';
+export type { ByteSource } from './file-stream';
 export { Session } from './session';
 export type {
   CreateSessionOptions,
@@ -54,6 +56,7 @@ export type {
   Ownership,
   PeekOptions,
   PeekResult,
+  ReadFileOptions,
   ReapEntry,
   ReapOptions,
   ReapReport,
@@ -63,6 +66,8 @@ export type {
   ResumeSessionOptions,
   SessionListing,
   SessionState,
+  SpawnOptions,
   StopOptions,
   StopResult,
+  WriteFileOptions,
 } from './types';

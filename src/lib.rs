@@ -6,6 +6,7 @@
 // Errors are the cold path and carry their details by value for the JS `details` object.
 #![allow(clippy::result_large_err)]
 
+pub mod archive;
 pub mod cleanup;
 pub mod container;
 pub mod create;
@@ -13,6 +14,10 @@ pub mod drift;
 pub mod engine;
 pub mod errors;
 pub mod exec;
+pub mod exec_launch;
+pub mod exec_stream;
+pub mod file_fallback;
+pub mod files;
 pub mod hold;
 pub mod holders;
 pub mod identity;

@@ -1,11 +1,13 @@
 //! Session: one handle on one container, with the duty to remove it when this handle owns it.
 
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OnceCell};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
 use crate::errors::Result;
 use crate::exec::{self, ExecOptions, ExecOutput};
+use crate::exec_stream::{self, ExecProcess, Stdin};
+use crate::files::{self, Data, FileReader, FsContext, Target};
 use crate::hold;
 use crate::identity::Owner;
 use crate::ports;
@@ -90,6 +92,8 @@ pub struct Session {
     /// Spec fields that differ from creation (empty unless a spec was compared).
     pub drift: Vec<String>,
     state: Mutex<State>,
+    /// The container user's ids and mount table, learned on the first file call.
+    fs: OnceCell<FsContext>,
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
@@ -121,6 +125,7 @@ impl Session {
                 duty: Duty::Holding,
                 record: None,
             }),
+            fs: OnceCell::new(),
         }
     }
 
@@ -262,5 +267,71 @@ impl Session {
     pub async fn host_address(&self, port: i64) -> Result<String> {
         let port = validate_port("port", port)?;
         ports::host_address(&self.engine, &self.id, &self.session_id, &self.name, port).await
+    }
+
+    /// Starts `argv` and streams its output; see [`exec_stream::spawn`].
+    pub async fn spawn(
+        &self,
+        argv: &[String],
+        opts: &ExecOptions,
+        cancel: CancellationToken,
+    ) -> Result<ExecProcess> {
+        let stdin = match &opts.stdin {
+            Some(b) => Stdin::Bytes(b.clone().into()),
+            None => Stdin::None,
+        };
+        exec_stream::spawn(
+            &self.engine,
+            &self.id,
+            &self.name,
+            argv,
+            opts,
+            stdin,
+            cancel,
+        )
+        .await
+    }
+
+    fn target(&self) -> Target<'_> {
+        Target {
+            engine: &self.engine,
+            id: &self.id,
+            name: &self.name,
+            session_id: &self.session_id,
+        }
+    }
+
+    async fn fs(&self) -> Result<&FsContext> {
+        self.fs
+            .get_or_try_init(|| files::probe(self.target()))
+            .await
+    }
+
+    /// Opens a file for streaming reads; `None` when absent. See [`files::open`].
+    pub async fn open_file(&self, path: &str) -> Result<Option<FileReader>> {
+        files::normalize_path("path", path)?;
+        let ctx = self.fs().await?;
+        files::open(self.target(), ctx, path).await
+    }
+
+    /// Reads a whole file; `None` when absent. See [`files::open`].
+    pub async fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        match self.open_file(path).await? {
+            Some(mut r) => r.read_to_end().await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes a file owned by the container's user; see [`files::write`].
+    pub async fn write_file(
+        &self,
+        path: &str,
+        data: Data,
+        mode: Option<u32>,
+        cancel: &CancellationToken,
+    ) -> Result<()> {
+        files::normalize_path("path", path)?;
+        let ctx = self.fs().await?;
+        files::write(self.target(), ctx, path, data, mode, cancel).await
     }
 }

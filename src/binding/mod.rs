@@ -3,9 +3,11 @@
 
 mod cancel;
 mod errors;
+mod files;
 mod functions;
 mod listing;
 mod options;
+mod process;
 mod session;
 
 #[napi_derive::module_init]
