@@ -1,0 +1,6 @@
+// ESM entry of `@berth/core/harness`: the named exports of the CommonJS build.
+import { createRequire } from 'node:module';
+
+const cjs = createRequire(import.meta.url)('./harness.js');
+
+export const { BerthSandboxSession, createDockerSandboxProvider, restrictedView, sliceLines } = cjs;
