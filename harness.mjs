@@ -3,4 +3,12 @@ import { createRequire } from 'node:module';
 
 const cjs = createRequire(import.meta.url)('./harness.js');
 
-export const { BerthSandboxSession, createDockerSandboxProvider, restrictedView, sliceLines } = cjs;
+export const {
+  BerthSandboxSession,
+  builderSessionId,
+  createDockerSandboxProvider,
+  restrictedView,
+  sliceLines,
+  TEMPLATE_WAIT_TIMEOUT_MS,
+  templateKey,
+} = cjs;

@@ -27,7 +27,9 @@ describe.skipIf(!engineAvailable())('drift on resume', () => {
       const reported = await resumeSession({ sessionId, spec: { image: OTHER_IMAGE, env: { A: '1' } } });
       expect(reported.drift).toEqual(['image']);
       expect(reported.ownership).toBe('adopted');
-      await reported.remove();
+      // An adopted handle's remove() makes no engine call; release() drops its holder record.
+      expect(await reported.remove()).toEqual({ removed: false, reason: 'not-owner' });
+      await reported.release();
 
       const error = await resumeSession({ sessionId, spec: { image: OTHER_IMAGE, env: { A: '2' } }, onDrift: 'error' }).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'E_SPEC_DRIFT', details: { sessionId, fields: ['image', 'env'] } });
@@ -37,7 +39,7 @@ describe.skipIf(!engineAvailable())('drift on resume', () => {
       // The same image under another reference is no drift; neither is a spec naming nothing that differs.
       const same = await resumeSession({ sessionId, spec: { image: ALIAS_IMAGE, ports: [] }, onDrift: 'error' });
       expect(same.drift).toEqual([]);
-      await same.remove();
+      await same.release();
       expect(await recordsOf(created.id)).toEqual(before);
     } finally {
       await owner.call('remove', created.handle);

@@ -152,6 +152,18 @@ describe.skipIf(!engineAvailable())('files', () => {
     expect((await session.readFile('/etc/passwd'))!.toString()).toMatch(/^root:/);
   });
 
+  test('a stopped container: files are still read and written (the archive API needs no process)', async ({
+    sessionId,
+    labels,
+    track,
+  }) => {
+    const session = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
+    await session.stop({ timeoutMs: 0 });
+    await session.writeFile('/tmp/while-stopped/f.txt', 'written while stopped');
+    expect((await session.readFile('/tmp/while-stopped/f.txt'))!.toString()).toBe('written while stopped');
+    expect(await session.readFile('/tmp/none')).toBeNull();
+  });
+
   test('a removed container: E_SESSION_NOT_FOUND, not null', async ({ sessionId, labels }) => {
     const session = await createSession({ sessionId, image: TEST_IMAGE, labels });
     await session.writeFile('/tmp/x', 'x');

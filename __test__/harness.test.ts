@@ -10,10 +10,10 @@ import type { HarnessV1SandboxProvider } from '@ai-sdk/harness';
 import { prepareHarnessSandboxTemplate } from '@ai-sdk/harness/agent';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import { createDockerSandboxProvider, sliceLines } from '../harness.mjs';
-import { containerName, SessionExistsError } from '../index.mjs';
+import { containerName, listTemplates, pruneTemplates, SessionExistsError } from '../index.mjs';
 import { killAllChildren, startChild } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
-import { execIn, inspectContainer } from './helpers/engine-http.mjs';
+import { engineRequest, execIn, inspectContainer } from './helpers/engine-http.mjs';
 import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
@@ -23,6 +23,7 @@ import { createTestHarness } from './helpers/test-harness.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
 const AGENT_SCRIPT = fileURLToPath(new URL('./scripts/harness-agent.mjs', import.meta.url));
+const TEMPLATE_SCRIPT = fileURLToPath(new URL('./scripts/harness-template.mjs', import.meta.url));
 
 /** The provider every test uses: the offline image, labelled for the leak check. */
 function provider(extra: Partial<Parameters<typeof createDockerSandboxProvider>[0]> = {}): HarnessV1SandboxProvider {
@@ -58,7 +59,13 @@ describe('sliceLines (readTextFile line ranges)', () => {
 
 describe.skipIf(!engineAvailable())('harness provider', () => {
   afterEach(killAllChildren);
-  afterAll(() => expectNoLeaks());
+  afterAll(async () => {
+    await expectNoLeaks();
+    // Templates this run made carry its run label (copied from the containers they came from).
+    const pruned = await pruneTemplates({ labels: testLabels() });
+    expect(pruned.kept).toEqual([]);
+    expect(await listTemplates({ labels: testLabels() })).toEqual([]);
+  });
 
   test('a created session implements the whole network sandbox session surface', async ({ sessionId }) => {
     const sandbox = await provider({ workDir: '/workspace', ports: [8080] }).createSession({ sessionId });
@@ -213,18 +220,74 @@ describe.skipIf(!engineAvailable())('harness provider', () => {
     expect(await inspectContainer(created.id)).toBeNull();
   });
 
-  test('prepareHarnessSandboxTemplate runs the bootstrap recipe in a fresh sandbox and leaves nothing behind (twice)', async () => {
+  test('prepareHarnessSandboxTemplate, twice: the first run builds the template, the second reuses it', async () => {
     const hostDir = mkdtempSync(join(tmpdir(), 'berth-harness-'));
     try {
-      const sandboxProvider = provider({ mounts: [{ source: hostDir, target: '/host' }] });
+      const labels = { ...testLabels(), 'berth.test-case': 'prepare-template' };
+      const sandboxProvider = provider({ labels, mounts: [{ source: hostDir, target: '/host' }] });
       const harness = createTestHarness({ bootstrapLog: '/host/bootstrap.log' });
       await prepareHarnessSandboxTemplate({ harness, sandboxProvider });
+      expect(await listTemplates({ labels })).toHaveLength(1);
       await prepareHarnessSandboxTemplate({ harness, sandboxProvider });
-      // No templates yet: each run bootstraps its own sandbox, then stop() removes it.
-      expect(readFileSync(join(hostDir, 'bootstrap.log'), 'utf8')).toBe('bootstrapped\nbootstrapped\n');
+      // The recipe ran once: the second run started from the template (its marker was there).
+      expect(readFileSync(join(hostDir, 'bootstrap.log'), 'utf8')).toBe('bootstrapped\n');
+      expect(await listTemplates({ labels })).toHaveLength(1);
+      // Each run's sandbox had no sessionId: stop() removed it, and the builder is gone too.
       await expectNoLeaks();
     } finally {
       rmSync(hostDir, { recursive: true, force: true });
+    }
+  });
+
+  test('identity templates across processes: onFirstCreate runs exactly once for three concurrent creators', async () => {
+    const hostDir = mkdtempSync(join(tmpdir(), 'berth-harness-'));
+    try {
+      const labels = { ...testLabels(), 'berth.test-case': 'template-race' };
+      const env = {
+        BERTH_TEMPLATE_LABELS: JSON.stringify(labels),
+        BERTH_TEMPLATE_HOST_DIR: hostDir,
+        BERTH_TEMPLATE_IDENTITY: `identity-${Date.now()}`,
+      };
+      const runs = await Promise.all([1, 2, 3].map(() => runNode([TEMPLATE_SCRIPT], env, 180_000)));
+      for (const run of runs) expect(run, run.stderr).toMatchObject({ code: 0, killed: false });
+      const reports = runs.map(lastJsonLine);
+      // Every session saw the file onFirstCreate wrote, made by one and the same process.
+      expect(new Set(reports.map((r) => r.prepared)).size).toBe(1);
+      expect(reports[0].prepared).toMatch(/^prepared by \d+\n$/);
+      expect(readFileSync(join(hostDir, 'first-create.log'), 'utf8')).toBe('first-create\n');
+      expect(await listTemplates({ labels })).toHaveLength(1);
+      await expectNoLeaks();
+    } finally {
+      rmSync(hostDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a session from a template has labels of its own; the template stores no env value', async ({ sessionId }) => {
+    const labels = { ...testLabels(), 'berth.test-case': 'template-labels' };
+    const p = provider({ labels, env: { SECRET_TOKEN: 'hunter2-not-in-images' } });
+    let buildSaw = '';
+    const sandbox = await p.createSession({
+      sessionId,
+      identity: 'labels-check',
+      onFirstCreate: async (s) => {
+        await s.writeTextFile({ path: '/opt/from-template', content: 'yes' });
+        buildSaw = (await s.run({ command: 'echo "${SECRET_TOKEN-unset}"' })).stdout;
+      },
+    });
+    try {
+      const [template] = await listTemplates({ labels });
+      const image = await engineRequest('GET', `/images/${template!.reference}/json`);
+      // The build ran without the provider's env, so no value reached the image's metadata.
+      expect(buildSaw).toBe('unset\n');
+      expect(image.text).not.toContain('hunter2');
+      const c = await inspectContainer(sandbox.id);
+      expect(c.Config.Image).toBe(template!.reference);
+      expect(c.Config.Labels).toMatchObject({ 'dev.berth.session-id': sessionId, 'dev.berth.owner.pid': String(process.pid) });
+      expect(c.Config.Labels['dev.berth.created-at']).not.toBe(image.body.Config.Labels['dev.berth.created-at']);
+      expect(await sandbox.readTextFile({ path: '/opt/from-template' })).toBe('yes');
+      expect((await sandbox.run({ command: 'echo "$SECRET_TOKEN"' })).stdout).toBe('hunter2-not-in-images\n');
+    } finally {
+      await sandbox.destroy();
     }
   });
 

@@ -39,6 +39,7 @@ export { resumeSession } from './resume-session';
 export { ExecProcess } from './exec-process';
 export type { ByteSource } from './file-stream';
 export { Session } from './session';
+export { listTemplates, pruneTemplates, removeTemplate, TEMPLATE_REPO, type TemplateInfo, type TemplateOptions } from './templates';
 export type {
   CreateSessionOptions,
   CreateSpec,

@@ -236,6 +236,24 @@ export class Session implements AsyncDisposable {
   }
 
   /**
+   * Commits this container to the local template image `berth-template:<key>` (pausing it
+   * meanwhile). A later `createSession({ image: 'berth-template:<key>' })` starts from this
+   * filesystem with berth labels of its own. The engine copies the container's labels and env
+   * into the image (env values also into its `ContainerConfig` metadata, which nothing can
+   * drop): commit only a container whose env holds no secret.
+   *
+   * Engine API: `POST /commit?container={id}&repo=berth-template&tag={key}&pause=true`.
+   *
+   * @param key 1 to 128 of `[a-z0-9_.-]`, starting with a letter or digit.
+   * @returns The image id.
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad key.
+   */
+  async commitTemplate(key: string): Promise<string> {
+    expectString(key, 'key');
+    return callNative(() => this.#native.commitTemplate(key));
+  }
+
+  /**
    * The host address a container port is published on, e.g. `"127.0.0.1:49153"` (for a
    * remote engine, the engine's host). Retried briefly while the engine fills the mapping.
    *

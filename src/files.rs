@@ -163,10 +163,12 @@ fn unescape_mount(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Learns the container user's ids and the mount table (see the module docs).
+/// Learns the container user's ids and the mount table (see the module docs). The flag is
+/// true when the exec answered (worth caching for the session); false for the fallback from
+/// inspect alone (a stopped container, an image without `sh`/`id`), which a later call retries.
 ///
 /// `GET /containers/{id}/json`, then one exec. Errors: `E_SESSION_NOT_FOUND`, `E_ENGINE`.
-pub async fn probe(t: Target<'_>) -> Result<FsContext> {
+pub async fn probe(t: Target<'_>) -> Result<(FsContext, bool)> {
     let c = container::inspect(t.engine, t.id)
         .await?
         .ok_or_else(|| gone(t))?;
@@ -193,7 +195,7 @@ pub async fn probe(t: Target<'_>) -> Result<FsContext> {
     {
         if out.exit_code == 0 {
             if let Some(ctx) = parse_probe(&String::from_utf8_lossy(&out.stdout), &reachable) {
-                return Ok(ctx);
+                return Ok((ctx, true));
             }
         }
     }
@@ -213,11 +215,14 @@ pub async fn probe(t: Target<'_>) -> Result<FsContext> {
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
     exec_mounts.push("/dev".into());
-    Ok(FsContext {
-        uid,
-        gid,
-        exec_mounts,
-    })
+    Ok((
+        FsContext {
+            uid,
+            gid,
+            exec_mounts,
+        },
+        false,
+    ))
 }
 
 fn gone(t: Target<'_>) -> Error {

@@ -32,6 +32,7 @@ pub mod remove;
 pub mod resume;
 pub mod session;
 pub mod spec;
+pub mod template;
 
 // Under `cfg(test)` napi-derive registers nothing, so the exports look unused there.
 #[cfg_attr(test, allow(dead_code))]

@@ -13,6 +13,7 @@ use crate::identity::Owner;
 use crate::ports;
 use crate::remove::{self, Removal, Stop};
 use crate::spec::validate_port;
+use crate::template;
 
 /// Default grace period of `stop()` before SIGKILL, in milliseconds.
 pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
@@ -301,17 +302,24 @@ impl Session {
         }
     }
 
-    async fn fs(&self) -> Result<&FsContext> {
-        self.fs
-            .get_or_try_init(|| files::probe(self.target()))
-            .await
+    /// The filesystem context: probed once and cached when the probe's exec answered;
+    /// a fallback answer (container stopped, no `sh`) is used once and probed again next time.
+    async fn fs(&self) -> Result<FsContext> {
+        if let Some(ctx) = self.fs.get() {
+            return Ok(ctx.clone());
+        }
+        let (ctx, definitive) = files::probe(self.target()).await?;
+        if definitive {
+            let _ = self.fs.set(ctx.clone());
+        }
+        Ok(ctx)
     }
 
     /// Opens a file for streaming reads; `None` when absent. See [`files::open`].
     pub async fn open_file(&self, path: &str) -> Result<Option<FileReader>> {
         files::normalize_path("path", path)?;
         let ctx = self.fs().await?;
-        files::open(self.target(), ctx, path).await
+        files::open(self.target(), &ctx, path).await
     }
 
     /// Reads a whole file; `None` when absent. See [`files::open`].
@@ -332,6 +340,12 @@ impl Session {
     ) -> Result<()> {
         files::normalize_path("path", path)?;
         let ctx = self.fs().await?;
-        files::write(self.target(), ctx, path, data, mode, cancel).await
+        files::write(self.target(), &ctx, path, data, mode, cancel).await
+    }
+
+    /// Commits this container to the template `berth-template:<key>`; see [`template::commit`].
+    /// Returns the image id.
+    pub async fn commit_template(&self, key: &str) -> Result<String> {
+        template::commit(&self.engine, &self.id, key).await
     }
 }

@@ -6,4 +6,5 @@ export {
   type SandboxSession,
   type SandboxSessionLifecycle,
 } from './sandbox-session';
+export { builderSessionId, templateKey, TEMPLATE_WAIT_TIMEOUT_MS, type ProviderSpec } from './template-flow';
 export { sliceLines } from './text-range';

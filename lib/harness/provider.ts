@@ -6,6 +6,7 @@ import type { Session } from '../session';
 import type { CreateSpec, EngineOptions } from '../types';
 import { expectObject, expectString } from '../validate';
 import { BerthSandboxSession } from './sandbox-session';
+import { createFromTemplate } from './template-flow';
 
 /**
  * Options of {@link createDockerSandboxProvider}: the create spec of every sandbox it makes
@@ -34,8 +35,12 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  *   process is dead the duty to remove passes to this process, so the framework's
  *   `destroy()` after a cross-process resume removes the container; while the owner lives
  *   (or cannot be checked) the session is adopted and `stop()`/`destroy()` touch nothing.
- * - `identity` is accepted and not yet used for templates: `onFirstCreate` runs after every
- *   fresh create, which the interface allows for providers without snapshots.
+ * - `identity` (with `onFirstCreate`): the first create for an identity builds a local template
+ *   image `berth-template:<key>` (key: the identity and this provider's spec, hashed): one
+ *   process, under a cross-process lock (a builder container's name), runs `onFirstCreate`
+ *   in a builder container and commits it; every create for that identity (the first one
+ *   too) then starts from the template and skips `onFirstCreate` and `setupCommands`. Other
+ *   processes wait for a build in progress. See `listTemplates` / `pruneTemplates`.
  *
  * Sessions' `id` is the container name; containers use the default prefix `'berth'`.
  *
@@ -59,16 +64,28 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
     specificationVersion: 'harness-sandbox-v1',
     providerId,
     createSession: async (opts: CreateOptions = {}): Promise<HarnessV1NetworkSandboxSession> => {
-      const { sessionId, abortSignal, onFirstCreate } = opts;
-      const session = await createSession({
-        ...spec,
-        ...where,
-        sessionId: sessionId ?? randomUUID(),
-        ...(abortSignal ? { abortSignal } : {}),
-      });
+      const { sessionId, abortSignal, onFirstCreate, identity } = opts;
+      const signal = abortSignal ? { abortSignal } : {};
+      const id = sessionId ?? randomUUID();
+      const removeOnStop = sessionId === undefined;
+      if (identity !== undefined && onFirstCreate) {
+        const session = await createFromTemplate({
+          identity,
+          sessionId: id,
+          spec,
+          where,
+          ...signal,
+          firstCreate: async (builder) => onFirstCreate((await wrap(builder, spec.ports ?? [], true)).restricted(), signal),
+        });
+        return wrap(session, spec.ports ?? [], removeOnStop).catch(async (error: unknown) => {
+          await session.remove().catch(() => {});
+          throw error;
+        });
+      }
+      const session = await createSession({ ...spec, ...where, sessionId: id, ...signal });
       try {
-        const wrapped = await wrap(session, spec.ports ?? [], sessionId === undefined);
-        if (onFirstCreate) await onFirstCreate(wrapped.restricted(), abortSignal ? { abortSignal } : {});
+        const wrapped = await wrap(session, spec.ports ?? [], removeOnStop);
+        if (onFirstCreate) await onFirstCreate(wrapped.restricted(), signal);
         return wrapped;
       } catch (error) {
         // Only what this call created, by id.

@@ -9,6 +9,7 @@ mod listing;
 mod options;
 mod process;
 mod session;
+mod templates;
 
 #[napi_derive::module_init]
 fn init() {

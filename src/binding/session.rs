@@ -268,4 +268,19 @@ impl BindingSession {
             options.and_then(|o| o.mode),
         ))
     }
+
+    /// Commits this container to the local template image `berth-template:<key>` (paused
+    /// meanwhile). The image keeps the container's labels and env. Resolves the image id.
+    ///
+    /// Engine API: `POST /commit`. Errors: `E_INVALID_ARGUMENT` (key), `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn commit_template<'e>(
+        &self,
+        env: &'e Env,
+        key: String,
+    ) -> napi::Result<PromiseRaw<'e, String>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move { js(inner.commit_template(&key).await) })
+    }
 }
