@@ -99,6 +99,15 @@ describe.skipIf(!engineAvailable())('spawn', () => {
     await p.kill();
   });
 
+  test('kill() of a process whose streams nobody reads still ends it (no reader holds a killed exec open)', async () => {
+    const p = await shared.spawn(['sh', '-c', 'while :; do echo flood; echo flood >&2; done']);
+    // Its queues fill and the engine holds it back; nobody reads.
+    await waitForProcess(shared.id, (x) => x.args.includes('echo flood'));
+    await p.kill();
+    expect((await p.wait()).exitCode).not.toBe(0);
+    await waitForNoProcess(shared.id, (x) => x.args.includes('echo flood'));
+  });
+
   test('a cancelled stdout is discarded, so an endless writer does not stall; kill() ends it', async () => {
     const p = await shared.spawn(['sh', '-c', 'echo first; while :; do echo y; done']);
     await readUntil(p.stdout, 'first');

@@ -45,7 +45,9 @@ export class ExecProcess {
 
   /**
    * Kills the process and every process it started in the container (TERM, then KILL), and
-   * resolves once it ended. Idempotent; harmless after the process ended.
+   * resolves once it ended. Idempotent; harmless after the process ended. From the call on,
+   * output is delivered only while a stream's queue has room (the rest is dropped), so streams
+   * nobody reads never keep a killed process alive.
    */
   async kill(): Promise<void> {
     await callNative(() => this.#native.kill());

@@ -158,7 +158,9 @@ impl ExecProcess {
 
     /// Kills the process and its children (TERM, then KILL) and waits until the exec ended.
     /// Idempotent; a process that already ended is left alone. Its exit code (for example
-    /// 143) stays readable through [`ExecProcess::wait`].
+    /// 143) stays readable through [`ExecProcess::wait`]. From the call on, output is
+    /// delivered only where a stream's queue has room (the rest is dropped), so an unread
+    /// stream cannot keep a killed exec open.
     pub async fn kill(&self) {
         if self.outcome.borrow().is_none() {
             self.kill.cancel();
@@ -230,6 +232,10 @@ impl Pump {
                 _ = self.kill.cancelled(), if killing.is_none() => {
                     let (engine, id, marker) = (self.engine.clone(), self.id.clone(), marker.clone());
                     killing = Some(tokio::spawn(async move { exec_launch::kill_tree(&engine, &id, &marker).await }));
+                    // From now on nothing waits for a reader (see `offer`): the end must come.
+                    if let Some((which, bytes)) = pending.take() {
+                        self.offer(which, bytes);
+                    }
                 }
                 permit = reserve(&self.out_tx, &self.err_tx, pending.as_ref().map(|p| p.0)), if pending.is_some() => {
                     let (_, bytes) = pending.take().expect("guarded by is_some");
@@ -242,11 +248,11 @@ impl Pump {
                     None => break None,
                     Some(Ok(LogOutput::StdErr { message })) => {
                         err_tail.push(&message);
-                        pending = Some((Which::Stderr, message));
+                        if killing.is_some() { self.offer(Which::Stderr, message) } else { pending = Some((Which::Stderr, message)) }
                     }
                     Some(Ok(LogOutput::StdOut { message } | LogOutput::Console { message })) => {
                         out_tail.push(&message);
-                        pending = Some((Which::Stdout, message));
+                        if killing.is_some() { self.offer(Which::Stdout, message) } else { pending = Some((Which::Stdout, message)) }
                     }
                     Some(Ok(_)) => {}
                     Some(Err(e)) => break Some(self.engine.error("read exec output", e)),
@@ -284,6 +290,12 @@ impl Pump {
             }
         }
         outcome
+    }
+
+    /// Delivers a chunk only if its queue has room; drops it otherwise. Used once `kill()` was
+    /// called: a reader that stopped reading must not keep a killed process's exec open.
+    fn offer(&self, which: Which, bytes: Bytes) {
+        let _ = self.tx(which).try_send(Ok(bytes));
     }
 
     fn tx(&self, which: Which) -> &mpsc::Sender<Chunk> {
