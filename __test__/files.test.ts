@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { createSession, EngineError, InvalidArgumentError, SessionNotFoundError, type Session } from '../index.mjs';
+import { AbortedError, createSession, EngineError, InvalidArgumentError, SessionNotFoundError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { execIn } from './helpers/engine-http.mjs';
 import { expectBerthError } from './helpers/expect-error.js';
@@ -69,6 +69,32 @@ describe.skipIf(!engineAvailable())('files', () => {
     });
     await shared.writeFileStream('/tmp/web.txt', web);
     expect((await shared.readFile('/tmp/web.txt'))!.toString()).toBe('from a web stream');
+  });
+
+  test('cancel and abort: a read stream cancelled after one chunk; an aborted stream write writes nothing', async () => {
+    const bytes = randomBytes(2 * MIB);
+    await shared.writeFile('/tmp/cancel-me.bin', bytes);
+    const stream = (await shared.openFile('/tmp/cancel-me.bin'))!;
+    const reader = stream.getReader();
+    const first = await reader.read();
+    expect(first.done).toBe(false);
+    expect(Buffer.from(first.value!).equals(bytes.subarray(0, first.value!.byteLength))).toBe(true);
+    await reader.cancel();
+    // The session keeps working after the dropped download.
+    expect((await shared.readFile('/tmp/cancel-me.bin'))!.equals(bytes)).toBe(true);
+
+    const controller = new AbortController();
+    async function* source(): AsyncGenerator<Uint8Array> {
+      yield randomBytes(1000);
+      controller.abort();
+      yield randomBytes(1000);
+    }
+    await expectBerthError(shared.writeFileStream('/tmp/aborted.bin', source(), { abortSignal: controller.signal }), AbortedError);
+    expect(await shared.readFile('/tmp/aborted.bin')).toBeNull();
+    const already = new AbortController();
+    already.abort();
+    await expectBerthError(shared.writeFile('/tmp/aborted.bin', 'x', { abortSignal: already.signal }), AbortedError);
+    expect(await shared.readFile('/tmp/aborted.bin')).toBeNull();
   });
 
   test('a path with spaces and unicode, strings written as UTF-8', async () => {

@@ -166,7 +166,9 @@ export class Session implements AsyncDisposable {
 
   /**
    * Opens a file for streaming: a web `ReadableStream` read in 64 KiB chunks as it is pulled,
-   * so a large file is never held in memory. Cancel the stream to stop early.
+   * so a large file is never held in memory. Read it to the end or `cancel()` it: while a
+   * download is open, Docker holds the container's lock and other calls on the container
+   * (files, inspect, exec) wait for it.
    *
    * Engine API and errors as {@link Session.readFile}.
    *

@@ -56,7 +56,7 @@ impl BindingFileReader {
                 n = reader.next() => n,
                 _ = cancelled.cancelled() => Ok(None),
             };
-            if !matches!(next, Ok(Some(_))) {
+            if !matches!(next, Ok(Some(_))) || cancelled.is_cancelled() {
                 // The end, an error or a cancel: the download is dropped now.
                 *guard = None;
             }
@@ -64,10 +64,17 @@ impl BindingFileReader {
         })
     }
 
-    /// Stops reading and drops the download. Idempotent.
+    /// Stops reading and drops the download now, closing its engine connection. Idempotent.
+    ///
+    /// This matters: while a download is open, Docker holds the container's lock, and other
+    /// calls on that container (archive, inspect, exec) wait for it.
     #[napi]
     pub fn cancel(&self) {
         self.cancelled.cancel();
+        // A read in progress holds the lock; it sees the token and drops the reader itself.
+        if let Ok(mut guard) = self.inner.try_lock() {
+            guard.take();
+        }
     }
 }
 
