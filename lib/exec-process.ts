@@ -57,12 +57,21 @@ export class ExecProcess {
 /**
  * A pull-based `ReadableStream` over a native `read()`: one native read per `pull`, so the
  * stream's own queue (high-water mark 1 chunk) plus the native channel bound what is held.
+ * `onEnd` runs once when the stream closes, errors or is cancelled.
  */
 export function pullStream<N>(
   read: (native: N) => Promise<Buffer | null>,
   close: () => unknown,
   native: N,
+  onEnd: () => void = () => {},
 ): ReadableStream<Uint8Array> {
+  let ended = false;
+  const end = (): void => {
+    if (!ended) {
+      ended = true;
+      onEnd();
+    }
+  };
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -70,13 +79,17 @@ export function pullStream<N>(
         try {
           chunk = await read(native);
         } catch (error) {
+          end();
           controller.error(fromNative(error));
           return;
         }
-        if (chunk === null) controller.close();
-        else controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if (chunk === null) {
+          end();
+          controller.close();
+        } else controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
       },
       async cancel() {
+        end();
         await close();
       },
     },

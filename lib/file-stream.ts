@@ -4,10 +4,11 @@ import { pullStream } from './exec-process';
 
 /**
  * A container file's bytes as a web `ReadableStream`, read in 64 KiB chunks as the stream is
- * pulled (never the whole file in memory). Cancelling the stream drops the download.
+ * pulled (never the whole file in memory). Cancelling the stream drops the download; `onEnd`
+ * runs once when it ended, failed or was cancelled.
  */
-export function fileStream(reader: Native.BindingFileReader): ReadableStream<Uint8Array> {
-  return pullStream((r) => r.read(), () => reader.cancel(), reader);
+export function fileStream(reader: Native.BindingFileReader, onEnd?: () => void): ReadableStream<Uint8Array> {
+  return pullStream((r) => r.read(), () => reader.cancel(), reader, onEnd);
 }
 
 /** Anything `Session.writeFileStream` accepts: a web stream or any (async) iterable of bytes. */

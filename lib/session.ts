@@ -180,8 +180,10 @@ export class Session implements AsyncDisposable {
     throwIfAborted(abortSignal, 'openFile');
     const reader = await callNative(() => this.#native.openFile(path));
     if (reader === null) return null;
-    if (abortSignal) abortSignal.addEventListener('abort', () => reader.cancel(), { once: true });
-    return fileStream(reader);
+    if (!abortSignal) return fileStream(reader);
+    const onAbort = (): void => reader.cancel();
+    abortSignal.addEventListener('abort', onAbort, { once: true });
+    return fileStream(reader, () => abortSignal.removeEventListener('abort', onAbort));
   }
 
   /**

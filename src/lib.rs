@@ -16,6 +16,7 @@ pub mod errors;
 pub mod exec;
 pub mod exec_launch;
 pub mod exec_stream;
+pub mod file_context;
 pub mod file_fallback;
 pub mod files;
 pub mod hold;
@@ -32,6 +33,7 @@ pub mod remove;
 pub mod resume;
 pub mod session;
 pub mod spec;
+pub mod spool;
 pub mod template;
 
 // Under `cfg(test)` napi-derive registers nothing, so the exports look unused there.

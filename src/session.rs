@@ -7,7 +7,8 @@ use crate::engine::Engine;
 use crate::errors::Result;
 use crate::exec::{self, ExecOptions, ExecOutput};
 use crate::exec_stream::{self, ExecProcess, Stdin};
-use crate::files::{self, Data, FileReader, FsContext, Target};
+use crate::file_context::{self, FsContext, Target};
+use crate::files::{self, Data, FileReader};
 use crate::hold;
 use crate::identity::Owner;
 use crate::ports;
@@ -308,7 +309,7 @@ impl Session {
         if let Some(ctx) = self.fs.get() {
             return Ok(ctx.clone());
         }
-        let (ctx, definitive) = files::probe(self.target()).await?;
+        let (ctx, definitive) = file_context::probe(self.target()).await?;
         if definitive {
             let _ = self.fs.set(ctx.clone());
         }
