@@ -27,6 +27,8 @@ describe.skipIf(!engineAvailable())('drift on resume', () => {
       const reported = await resumeSession({ sessionId, spec: { image: OTHER_IMAGE, env: { A: '1' } } });
       expect(reported.drift).toEqual(['image']);
       expect(reported.ownership).toBe('adopted');
+      // An adopted handle's remove() makes no engine call; release() drops its holder record.
+      expect(await reported.remove()).toEqual({ removed: false, reason: 'not-owner' });
       await reported.release();
 
       const error = await resumeSession({ sessionId, spec: { image: OTHER_IMAGE, env: { A: '2' } }, onDrift: 'error' }).catch((e: unknown) => e);

@@ -36,7 +36,10 @@ export { listSessions } from './list-sessions';
 export { peek } from './peek';
 export { reapOrphans } from './reap-orphans';
 export { resumeSession } from './resume-session';
+export { ExecProcess } from './exec-process';
+export type { ByteSource } from './file-stream';
 export { Session } from './session';
+export { listTemplates, pruneTemplates, removeTemplate, TEMPLATE_REPO, type TemplateInfo, type TemplateOptions } from './templates';
 export type {
   CreateSessionOptions,
   CreateSpec,
@@ -54,6 +57,7 @@ export type {
   Ownership,
   PeekOptions,
   PeekResult,
+  ReadFileOptions,
   ReapEntry,
   ReapOptions,
   ReapReport,
@@ -63,6 +67,8 @@ export type {
   ResumeSessionOptions,
   SessionListing,
   SessionState,
+  SpawnOptions,
   StopOptions,
   StopResult,
+  WriteFileOptions,
 } from './types';

@@ -1,8 +1,14 @@
 import { withAbort } from './abort';
-import type { NativeSession } from './binding';
-import { callNative } from './native-call';
+import { loadBinding, type NativeCancelToken, type NativeSession } from './binding';
+import { AbortedError } from './errors/aborted-error';
+import { ExecProcess } from './exec-process';
+import { fileStream, pipeToWriter, type ByteSource } from './file-stream';
+import { callNative, callNativeSync } from './native-call';
 import type {
   ExecOptions,
+  ReadFileOptions,
+  SpawnOptions,
+  WriteFileOptions,
   ExecResult,
   Owner,
   Ownership,
@@ -21,6 +27,7 @@ import {
   expectOptionalString,
   expectOptionalStringRecord,
   expectPort,
+  expectString,
   expectStringArray,
   invalid,
 } from './validate';
@@ -100,6 +107,157 @@ export class Session implements AsyncDisposable {
   }
 
   /**
+   * Starts `argv` in the container and returns at once with its output as web streams (the
+   * AI SDK's `SandboxProcess` shape): `stdout`/`stderr` deliver chunks as the process writes
+   * them, with back-pressure; `wait()` gives the exit code; `kill()` ends the process tree.
+   *
+   * Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
+   *
+   * @param argv Program and arguments (no shell: pass `['sh', '-c', cmd]` for one).
+   * @param options `cwd`, `env`, `user`, `stdin` (written, then closed), `timeoutMs` (ms), `abortSignal`.
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` before any engine call.
+   * @throws AbortedError `E_ABORTED` when `abortSignal` is already aborted; later aborts and
+   * timeouts reject `wait()` and error both streams (`E_ABORTED`, `E_EXEC_TIMEOUT`).
+   * @throws EngineError `E_ENGINE` when the engine refuses (e.g. the container is stopped).
+   * @example
+   * ```ts
+   * const p = await session.spawn(['sh', '-c', 'npm test']);
+   * for await (const chunk of p.stdout) process.stdout.write(chunk);
+   * const { exitCode } = await p.wait();
+   * ```
+   */
+  async spawn(argv: string[], options: SpawnOptions = {}): Promise<ExecProcess> {
+    expectStringArray(argv, 'argv', 1);
+    expectOptionalObject(options, 'options');
+    const { cwd, env, user, timeoutMs, stdin, abortSignal } = options;
+    expectOptionalString(cwd, 'cwd');
+    expectOptionalStringRecord(env, 'env');
+    expectOptionalString(user, 'user');
+    expectOptionalNumber(timeoutMs, 'timeoutMs', { min: 1 });
+    expectOptionalSignal(abortSignal, 'abortSignal');
+    const native = compact({ cwd, env, user, timeoutMs, stdin: toBuffer(stdin) });
+    const { token, detach } = attachSignal(abortSignal, 'spawn');
+    try {
+      const proc = new ExecProcess(await callNative(() => this.#native.spawn([...argv], native, token)), detach);
+      // With a signal, watch for the end so the listener is removed then.
+      if (abortSignal) proc.wait().catch(() => {});
+      return proc;
+    } catch (error) {
+      detach();
+      throw error;
+    }
+  }
+
+  /**
+   * Reads a whole file from the container. Symbolic links are followed.
+   *
+   * Engine API: `GET /containers/{id}/archive?path=` (an exec of `cat` for paths on tmpfs mounts).
+   *
+   * @param path Absolute path in the container.
+   * @returns The bytes, or `null` when nothing is at `path`.
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a relative path or a directory.
+   * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when the container is gone.
+   */
+  async readFile(path: string, options: ReadFileOptions = {}): Promise<Buffer | null> {
+    expectString(path, 'path');
+    throwIfAborted(options.abortSignal, 'readFile');
+    return callNative(() => this.#native.readFile(path));
+  }
+
+  /**
+   * Opens a file for streaming: a web `ReadableStream` read in 64 KiB chunks as it is pulled,
+   * so a large file is never held in memory. Read it to the end or `cancel()` it: while a
+   * download is open, Docker holds the container's lock and other calls on the container
+   * (files, inspect, exec) wait for it.
+   *
+   * Engine API and errors as {@link Session.readFile}.
+   *
+   * @returns The stream, or `null` when nothing is at `path`.
+   */
+  async openFile(path: string, options: ReadFileOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
+    expectString(path, 'path');
+    const { abortSignal } = options;
+    throwIfAborted(abortSignal, 'openFile');
+    const reader = await callNative(() => this.#native.openFile(path));
+    if (reader === null) return null;
+    if (!abortSignal) return fileStream(reader);
+    const onAbort = (): void => reader.cancel();
+    abortSignal.addEventListener('abort', onAbort, { once: true });
+    return fileStream(reader, () => abortSignal.removeEventListener('abort', onAbort));
+  }
+
+  /**
+   * Writes a file, owned by the container's user (uid and gid learned once per session), with
+   * `mode` (default 0o644). Missing parent directories are created (mode 0755, owned by the
+   * user); existing ones are left exactly as they are (`/tmp` keeps its sticky bit). An
+   * existing file is replaced; a symbolic link is written through.
+   *
+   * Engine API: `HEAD /containers/{id}/archive?path=`, `PUT /containers/{id}/archive?path=/`.
+   * Where the archive API cannot write (a tmpfs mount, a read-only root filesystem) berth
+   * writes through an exec of `sh` (`cat > "$1"`, stdin streamed) as user 0, then `chown`s.
+   *
+   * @param path Absolute path in the container.
+   * @param data Bytes, or a string written as UTF-8.
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad path, a directory at `path`, or a parent that is a file.
+   * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when the container is gone.
+   * @throws AbortedError `E_ABORTED`, EngineError `E_ENGINE`.
+   */
+  async writeFile(path: string, data: Uint8Array | string, options: WriteFileOptions = {}): Promise<void> {
+    expectString(path, 'path');
+    const bytes = toBuffer(data, 'data');
+    if (bytes === undefined) invalid('data', 'expected a Uint8Array or a string');
+    const { mode, abortSignal } = checkWriteOptions(options);
+    await callNative(() =>
+      withAbort(abortSignal, 'writeFile', (token) => this.#native.writeFile(path, bytes, compact({ mode }), token)),
+    );
+  }
+
+  /**
+   * Writes a file from a stream of unknown length. The chunks are spooled to an unlinked temp
+   * file on this host (never held in memory), then uploaded as {@link Session.writeFile} does.
+   *
+   * @param source A web `ReadableStream<Uint8Array>` or any (async) iterable of `Uint8Array`.
+   */
+  async writeFileStream(path: string, source: ByteSource, options: WriteFileOptions = {}): Promise<void> {
+    expectString(path, 'path');
+    const { mode, abortSignal } = checkWriteOptions(options);
+    throwIfAborted(abortSignal, 'writeFileStream');
+    const writer = callNativeSync(() => this.#native.createFileWriter(path, compact({ mode })));
+    const onAbort = (): void => void writer.abort();
+    abortSignal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await pipeToWriter(source, writer, () =>
+        withAbort(abortSignal, 'writeFileStream', (token) => writer.close(token)),
+      );
+    } catch (error) {
+      if (abortSignal?.aborted && !AbortedError.isInstance(error)) {
+        throw new AbortedError('writeFileStream aborted', { details: { operation: 'writeFileStream' }, cause: error });
+      }
+      throw error;
+    } finally {
+      abortSignal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Commits this container to the local template image `berth-template:<key>` (pausing it
+   * meanwhile). A later `createSession({ image: 'berth-template:<key>' })` starts from this
+   * filesystem with berth labels of its own. The engine copies the container's labels and env
+   * into the image (env values also into its `ContainerConfig` metadata, which nothing can
+   * drop): commit only a container whose env holds no secret.
+   *
+   * Engine API: `POST /commit?container={id}&repo=berth-template&tag={key}&pause=true`.
+   *
+   * @param key 1 to 128 of `[a-z0-9_.-]`, starting with a letter or digit.
+   * @returns The image id.
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad key.
+   */
+  async commitTemplate(key: string): Promise<string> {
+    expectString(key, 'key');
+    return callNative(() => this.#native.commitTemplate(key));
+  }
+
+  /**
    * The host address a container port is published on, e.g. `"127.0.0.1:49153"` (for a
    * remote engine, the engine's host). Retried briefly while the engine fills the mapping.
    *
@@ -169,9 +327,38 @@ export class Session implements AsyncDisposable {
   }
 }
 
-function toBuffer(stdin: unknown): Buffer | undefined {
-  if (stdin === undefined) return undefined;
-  if (typeof stdin === 'string') return Buffer.from(stdin, 'utf8');
-  if (stdin instanceof Uint8Array) return Buffer.from(stdin.buffer, stdin.byteOffset, stdin.byteLength);
-  return invalid('stdin', 'expected a Uint8Array or a string');
+function toBuffer(value: unknown, field = 'stdin'): Buffer | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return invalid(field, 'expected a Uint8Array or a string');
+}
+
+function checkWriteOptions(options: WriteFileOptions): WriteFileOptions {
+  expectOptionalObject(options, 'options');
+  expectOptionalNumber(options.mode, 'mode', { min: 0, max: 0o7777 });
+  expectOptionalSignal(options.abortSignal, 'abortSignal');
+  return options;
+}
+
+function throwIfAborted(signal: AbortSignal | undefined, operation: string): void {
+  if (signal?.aborted) {
+    throw new AbortedError(`${operation} aborted before it started`, { details: { operation }, cause: signal.reason });
+  }
+}
+
+/**
+ * A native cancel token following `signal` for as long as a process runs; `detach` removes
+ * the listener. Rejects (throws) with `E_ABORTED` when the signal is already aborted.
+ */
+function attachSignal(
+  signal: AbortSignal | undefined,
+  operation: string,
+): { token: NativeCancelToken | undefined; detach: () => void } {
+  if (!signal) return { token: undefined, detach: () => {} };
+  throwIfAborted(signal, operation);
+  const token = new (loadBinding().CancelToken)();
+  const onAbort = (): void => token.cancel();
+  signal.addEventListener('abort', onAbort, { once: true });
+  return { token, detach: () => signal.removeEventListener('abort', onAbort) };
 }

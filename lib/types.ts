@@ -254,6 +254,23 @@ export interface ExecOptions {
   abortSignal?: AbortSignal;
 }
 
+/** Options of {@link Session.spawn}: those of {@link ExecOptions} except the buffer cap (nothing is buffered). */
+export type SpawnOptions = Omit<ExecOptions, 'maxBufferBytes'>;
+
+/** Options of {@link Session.readFile} and {@link Session.openFile}. */
+export interface ReadFileOptions {
+  /** Rejects with `E_ABORTED` when already aborted; cancels a stream being read. */
+  abortSignal?: AbortSignal;
+}
+
+/** Options of {@link Session.writeFile} and {@link Session.writeFileStream}. */
+export interface WriteFileOptions {
+  /** File mode bits, 0 to 0o7777. @default 0o644 */
+  mode?: number;
+  /** Cancels the upload and rejects with `E_ABORTED`. */
+  abortSignal?: AbortSignal;
+}
+
 /** A finished exec. */
 export interface ExecResult {
   /** The process's exit code, as the engine reports it. */

@@ -64,16 +64,17 @@ export function expectOptionalBoolean(value: unknown, field: string): asserts va
   if (value !== undefined && typeof value !== 'boolean') invalid(field, `expected a boolean, got ${describe(value)}`);
 }
 
-/** `value` must be undefined or a finite number ≥ `min` (an integer when `integer`). */
+/** `value` must be undefined or a finite number in `min..=max` (an integer when `integer`). */
 export function expectOptionalNumber(
   value: unknown,
   field: string,
-  { min = 0, integer = true }: { min?: number; integer?: boolean } = {},
+  { min = 0, max = Number.POSITIVE_INFINITY, integer = true }: { min?: number; max?: number; integer?: boolean } = {},
 ): asserts value is number | undefined {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isFinite(value)) invalid(field, `expected a finite number, got ${describe(value)}`);
   if (integer && !Number.isSafeInteger(value)) invalid(field, `expected an integer, got ${value}`);
   if (value < min) invalid(field, `expected at least ${min}, got ${value}`);
+  if (value > max) invalid(field, `expected at most ${max}, got ${value}`);
 }
 
 /** `value` must be an integer TCP/UDP port number, 1 to 65535. */

@@ -20,7 +20,7 @@ pub struct Holder {
 }
 
 /// Every failure berth reports. Each variant has a stable code (see [`Error::code`]).
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// `E_INVALID_ARGUMENT`: an argument was rejected before any engine call.

@@ -1,7 +1,8 @@
 //! Exec: run an argv in a container and collect its output as bytes.
 //!
 //! Engine calls: `POST /containers/{id}/exec`, `POST /exec/{id}/start` (attached,
-//! no TTY, so stdout and stderr stay apart), `GET /exec/{id}/json` for the exit code.
+//! no TTY, so stdout and stderr stay apart), `GET /exec/{id}/json` for the exit code
+//! (launch, marker, exit code and tree kill live in [`crate::exec_launch`]).
 //! Every exec carries a unique `BERTH_EXEC_ID` env marker; a timeout or abort kills
 //! every process in the container that carries it, and every process in the session of
 //! one that does (the engine starts each exec as a session leader, so children that
@@ -11,21 +12,18 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
 use crate::errors::{Error, Result};
+use crate::exec_launch::{self, Launch, Launched};
 use crate::spec::{validate_argv, validate_container_path, validate_env, validate_user};
 
 /// Default cap on each of stdout and stderr, in bytes (64 MiB).
 pub const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
-/// The env variable that marks every process of one exec.
-pub const EXEC_MARKER_ENV: &str = "BERTH_EXEC_ID";
-const EXIT_CODE_POLL_MS: u64 = 50;
-const EXIT_CODE_POLLS: u32 = 100;
+pub use crate::exec_launch::EXEC_MARKER_ENV;
 
 /// Options of one exec.
 #[derive(Debug, Clone, Default)]
@@ -92,49 +90,23 @@ pub async fn exec(
 ) -> Result<ExecOutput> {
     validate_argv("argv", argv)?;
     opts.validate()?;
-    let marker = hex::encode(rand::random::<[u8; 12]>());
-    let mut env: Vec<String> = opts.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    env.push(format!("{EXEC_MARKER_ENV}={marker}"));
-    let create = CreateExecOptions {
-        attach_stdin: Some(opts.stdin.is_some()),
-        attach_stdout: Some(true),
-        attach_stderr: Some(true),
-        tty: Some(false),
-        env: Some(env),
-        cmd: Some(argv.to_vec()),
-        user: opts.user.clone(),
-        working_dir: opts.cwd.clone(),
-        ..Default::default()
-    };
-    let exec_id = engine
-        .docker
-        .create_exec(id, create)
-        .await
-        .map_err(|e| engine.error("create exec", e))?
-        .id;
-    let started = engine
-        .docker
-        .start_exec(
-            &exec_id,
-            Some(StartExecOptions {
-                detach: false,
-                tty: false,
-                output_capacity: None,
-            }),
-        )
-        .await
-        .map_err(|e| engine.error("start exec", e))?;
-    let StartExecResults::Attached {
+    let Launched {
+        exec_id,
+        marker,
         mut output,
         mut input,
-    } = started
-    else {
-        return Err(Error::Engine {
-            operation: "start exec".into(),
-            status: None,
-            message: "engine did not attach the exec".into(),
-        });
-    };
+    } = exec_launch::launch(
+        engine,
+        id,
+        &Launch {
+            argv,
+            cwd: opts.cwd.as_deref(),
+            env: Some(&opts.env),
+            user: opts.user.as_deref(),
+            stdin: opts.stdin.is_some(),
+        },
+    )
+    .await?;
     let writer = opts.stdin.clone().map(|bytes| {
         tokio::spawn(async move {
             // A process that never reads stdin may close it early: that is not an error.
@@ -177,7 +149,7 @@ pub async fn exec(
     }
     if let Some(err) = interrupted {
         drop(output);
-        kill_tree(engine, id, &marker).await;
+        exec_launch::kill_tree(engine, id, &marker).await;
         return Err(match err {
             Error::ExecTimeout {
                 container,
@@ -197,7 +169,7 @@ pub async fn exec(
             other => other,
         });
     }
-    out.exit_code = exit_code(engine, &exec_id).await?;
+    out.exit_code = exec_launch::exit_code(engine, &exec_id).await?;
     Ok(out)
 }
 
@@ -207,92 +179,4 @@ fn append(buf: &mut Vec<u8>, bytes: &[u8], cap: usize, truncated: &mut bool) {
         *truncated = true;
     }
     buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
-}
-
-/// Reads the exit code after the streams closed; polls briefly while the engine still says running.
-async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
-    for _ in 0..EXIT_CODE_POLLS {
-        let info = engine
-            .docker
-            .inspect_exec(exec_id)
-            .await
-            .map_err(|e| engine.error("inspect exec", e))?;
-        if info.running != Some(true) {
-            if let Some(code) = info.exit_code {
-                return Ok(code);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(EXIT_CODE_POLL_MS)).await;
-    }
-    Err(Error::Engine {
-        operation: "inspect exec".into(),
-        status: None,
-        message: format!(
-            "the engine reported no exit code for exec {exec_id} within {} ms",
-            EXIT_CODE_POLL_MS * u64::from(EXIT_CODE_POLLS)
-        ),
-    })
-}
-
-/// The script a second exec runs to kill one exec's processes: every process carrying the
-/// marker, and every process in the session of one that does (a child that dropped its
-/// environment keeps its session; one that also called `setsid` escapes). Sessions 0 and 1
-/// (the init's) and the script's own are never targeted, nor is PID 1. TERM, a short grace,
-/// then KILL, collecting again before each round. The marker arrives as `$1`; nothing is
-/// interpolated.
-const KILL_SCRIPT: &str = r#"m="BERTH_EXEC_ID=$1"
-me=$$
-sids=""
-sid_of() { read -r s < "/proc/$1/stat" 2>/dev/null || return 0; s=${s##*) }; set -- $s; echo "$4"; }
-collect() {
-  for d in /proc/[0-9]*; do
-    p=${d#/proc/}
-    [ "$p" = "$me" ] && continue
-    tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "$m" || continue
-    s=$(sid_of "$p")
-    case "$s" in ""|0|1|"$me") ;; *) case " $sids " in *" $s "*) ;; *) sids="$sids $s" ;; esac ;; esac
-  done
-}
-targets() {
-  for d in /proc/[0-9]*; do
-    p=${d#/proc/}
-    case "$p" in 1|"$me") continue ;; esac
-    if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "$m"; then echo "$p"; continue; fi
-    s=$(sid_of "$p")
-    case " $sids " in *" $s "*) [ -n "$s" ] && echo "$p" ;; esac
-  done
-}
-collect
-for p in $(targets); do kill -TERM "$p" 2>/dev/null; done
-sleep 0.2
-collect
-for p in $(targets); do kill -KILL "$p" 2>/dev/null; done
-exit 0"#;
-
-/// Kills the process tree of one exec. Best effort: needs `sh`, `tr`, `grep` and `kill` in the image.
-async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
-    let argv = vec![
-        "sh".to_string(),
-        "-c".into(),
-        KILL_SCRIPT.into(),
-        "berth-kill".into(),
-        marker.into(),
-    ];
-    let create = CreateExecOptions {
-        attach_stdout: Some(true),
-        attach_stderr: Some(true),
-        tty: Some(false),
-        cmd: Some(argv),
-        user: Some("0".to_string()),
-        ..Default::default()
-    };
-    let Ok(created) = engine.docker.create_exec(id, create).await else {
-        return;
-    };
-    if let Ok(StartExecResults::Attached { mut output, .. }) =
-        engine.docker.start_exec(&created.id, None).await
-    {
-        let drain = async { while output.next().await.is_some() {} };
-        let _ = tokio::time::timeout(Duration::from_secs(10), drain).await;
-    }
 }

@@ -6,6 +6,7 @@
 // Errors are the cold path and carry their details by value for the JS `details` object.
 #![allow(clippy::result_large_err)]
 
+pub mod archive;
 pub mod cleanup;
 pub mod container;
 pub mod create;
@@ -13,6 +14,11 @@ pub mod drift;
 pub mod engine;
 pub mod errors;
 pub mod exec;
+pub mod exec_launch;
+pub mod exec_stream;
+pub mod file_context;
+pub mod file_fallback;
+pub mod files;
 pub mod hold;
 pub mod holders;
 pub mod identity;
@@ -28,6 +34,8 @@ pub mod remove;
 pub mod resume;
 pub mod session;
 pub mod spec;
+pub mod spool;
+pub mod template;
 
 // Under `cfg(test)` napi-derive registers nothing, so the exports look unused there.
 #[cfg_attr(test, allow(dead_code))]

@@ -1,16 +1,20 @@
 //! Session: one handle on one container, with the duty to remove it when this handle owns it.
 
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OnceCell};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
 use crate::errors::{Error, Result};
 use crate::exec::{self, ExecOptions, ExecOutput};
+use crate::exec_stream::{self, ExecProcess, Stdin};
+use crate::file_context::{self, FsContext, Target};
+use crate::files::{self, Data, FileReader};
 use crate::hold;
 use crate::identity::Owner;
 use crate::ports;
 use crate::remove::{self, Removal, Stop};
 use crate::spec::validate_port;
+use crate::template;
 
 /// Default grace period of `stop()` before SIGKILL, in milliseconds.
 pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
@@ -90,6 +94,8 @@ pub struct Session {
     /// Spec fields that differ from creation (empty unless a spec was compared).
     pub drift: Vec<String>,
     state: Mutex<State>,
+    /// The container user's ids and mount table, learned on the first file call.
+    fs: OnceCell<FsContext>,
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
@@ -121,6 +127,7 @@ impl Session {
                 duty: Duty::Holding,
                 record: None,
             }),
+            fs: OnceCell::new(),
         }
     }
 
@@ -278,5 +285,85 @@ impl Session {
     pub async fn host_address(&self, port: i64) -> Result<String> {
         let port = validate_port("port", port)?;
         ports::host_address(&self.engine, &self.id, &self.session_id, &self.name, port).await
+    }
+
+    /// Starts `argv` and streams its output; see [`exec_stream::spawn`].
+    pub async fn spawn(
+        &self,
+        argv: &[String],
+        opts: &ExecOptions,
+        cancel: CancellationToken,
+    ) -> Result<ExecProcess> {
+        let stdin = match &opts.stdin {
+            Some(b) => Stdin::Bytes(b.clone().into()),
+            None => Stdin::None,
+        };
+        exec_stream::spawn(
+            &self.engine,
+            &self.id,
+            &self.name,
+            argv,
+            opts,
+            stdin,
+            cancel,
+        )
+        .await
+        .map_err(|e| self.gone_is_not_found(e))
+    }
+
+    fn target(&self) -> Target<'_> {
+        Target {
+            engine: &self.engine,
+            id: &self.id,
+            name: &self.name,
+            session_id: &self.session_id,
+        }
+    }
+
+    /// The filesystem context: probed once and cached when the probe's exec answered;
+    /// a fallback answer (container stopped, no `sh`) is used once and probed again next time.
+    async fn fs(&self) -> Result<FsContext> {
+        if let Some(ctx) = self.fs.get() {
+            return Ok(ctx.clone());
+        }
+        let (ctx, definitive) = file_context::probe(self.target()).await?;
+        if definitive {
+            let _ = self.fs.set(ctx.clone());
+        }
+        Ok(ctx)
+    }
+
+    /// Opens a file for streaming reads; `None` when absent. See [`files::open`].
+    pub async fn open_file(&self, path: &str) -> Result<Option<FileReader>> {
+        files::normalize_path("path", path)?;
+        let ctx = self.fs().await?;
+        files::open(self.target(), &ctx, path).await
+    }
+
+    /// Reads a whole file; `None` when absent. See [`files::open`].
+    pub async fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        match self.open_file(path).await? {
+            Some(mut r) => r.read_to_end().await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes a file owned by the container's user; see [`files::write`].
+    pub async fn write_file(
+        &self,
+        path: &str,
+        data: Data,
+        mode: Option<u32>,
+        cancel: &CancellationToken,
+    ) -> Result<()> {
+        files::normalize_path("path", path)?;
+        let ctx = self.fs().await?;
+        files::write(self.target(), &ctx, path, data, mode, cancel).await
+    }
+
+    /// Commits this container to the template `berth-template:<key>`; see [`template::commit`].
+    /// Returns the image id.
+    pub async fn commit_template(&self, key: &str) -> Result<String> {
+        template::commit(&self.engine, &self.id, key).await
     }
 }

@@ -13,11 +13,11 @@ export interface NodeRun {
 /**
  * Runs `node <args>` in a fresh process (inheriting this environment plus `env`) and resolves
  * once it exited and its pipes drained. SIGKILLs it after `killAfterMs`: a bound for a hung
- * run, not a timing assertion.
+ * run, not a timing assertion. `cwd` defaults to this process's.
  */
-export function runNode(args: string[], env: Record<string, string>, killAfterMs: number): Promise<NodeRun> {
+export function runNode(args: string[], env: Record<string, string>, killAfterMs: number, cwd?: string): Promise<NodeRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));

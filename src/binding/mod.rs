@@ -3,10 +3,13 @@
 
 mod cancel;
 mod errors;
+mod files;
 mod functions;
 mod listing;
 mod options;
+mod process;
 mod session;
+mod templates;
 
 #[napi_derive::module_init]
 fn init() {

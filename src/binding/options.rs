@@ -139,6 +139,13 @@ pub struct BindingExecOptions {
     pub max_buffer_bytes: Option<f64>,
 }
 
+/// Options of `Session.writeFile` and `Session.createFileWriter`.
+#[napi(object)]
+pub struct BindingWriteFileOptions {
+    /// File mode bits (0..0o7777). @default 0o644
+    pub mode: Option<u32>,
+}
+
 /// Options of `Session.stop`.
 #[napi(object)]
 pub struct BindingStopOptions {

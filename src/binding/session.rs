@@ -2,16 +2,20 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::PromiseRaw;
+use napi::bindgen_prelude::{Buffer, PromiseRaw};
 use napi::Env;
 use napi_derive::napi;
 
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
+use super::files::{BindingFileReader, BindingFileWriter};
 use super::options::{
     owner_js, BindingExecOptions, BindingExecResult, BindingOwner, BindingReleaseResult,
     BindingRemoveOptions, BindingRemoveResult, BindingStopOptions, BindingStopResult,
+    BindingWriteFileOptions,
 };
+use super::process::BindingExecProcess;
+use crate::files::{normalize_path, Data};
 use crate::session::Session;
 use crate::spec::whole_number;
 
@@ -166,5 +170,117 @@ impl BindingSession {
                 reason: out.reason.map(str::to_string),
             })
         })
+    }
+
+    /// Starts `argv` and streams its output: pull chunks from the returned process. Options as
+    /// for `exec` (`maxBufferBytes` is ignored: nothing is buffered). Resolves once the exec
+    /// started.
+    ///
+    /// Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
+    /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`; later, through the
+    /// process, `E_EXEC_TIMEOUT` and `E_ABORTED`.
+    #[napi(ts_return_type = "Promise<BindingExecProcess>")]
+    pub fn spawn<'e>(
+        &self,
+        env: &'e Env,
+        argv: Vec<String>,
+        options: Option<BindingExecOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, BindingExecProcess>> {
+        let inner = self.inner.clone();
+        let opts = options.map(BindingExecOptions::into_core).transpose();
+        let cancel = token_of(token);
+        env.spawn_future(async move {
+            let opts = js(opts)?.unwrap_or_default();
+            js(inner.spawn(&argv, &opts, cancel).await).map(BindingExecProcess::new)
+        })
+    }
+
+    /// Reads a whole file; `null` when nothing is at `path`. Symbolic links are followed.
+    ///
+    /// Engine API: `GET /containers/{id}/archive?path=` (exec of `cat` on tmpfs mounts).
+    /// Errors: `E_INVALID_ARGUMENT` (bad path, a directory), `E_SESSION_NOT_FOUND` (the container
+    /// is gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn read_file<'e>(
+        &self,
+        env: &'e Env,
+        path: String,
+    ) -> napi::Result<PromiseRaw<'e, Option<Buffer>>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move { Ok(js(inner.read_file(&path).await)?.map(Buffer::from)) })
+    }
+
+    /// Opens a file for reading in 64 KiB chunks; `null` when nothing is at `path`.
+    /// Engine API and errors as `readFile`.
+    #[napi(ts_return_type = "Promise<BindingFileReader | null>")]
+    pub fn open_file<'e>(
+        &self,
+        env: &'e Env,
+        path: String,
+    ) -> napi::Result<PromiseRaw<'e, Option<BindingFileReader>>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            Ok(js(inner.open_file(&path).await)?.map(BindingFileReader::new))
+        })
+    }
+
+    /// Writes `data` to `path`, owned by the container's user (mode `options.mode`, default
+    /// 0o644), creating missing parent directories (0755, owned by the user) and leaving
+    /// existing ones untouched.
+    ///
+    /// Engine API: `HEAD /containers/{id}/archive?path=`, `PUT /containers/{id}/archive?path=/`;
+    /// an exec of `sh` on tmpfs mounts and read-only root filesystems. Errors:
+    /// `E_INVALID_ARGUMENT`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn write_file<'e>(
+        &self,
+        env: &'e Env,
+        path: String,
+        data: Buffer,
+        options: Option<BindingWriteFileOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, ()>> {
+        let inner = self.inner.clone();
+        let bytes = data.to_vec();
+        let mode = options.and_then(|o| o.mode);
+        let cancel = token_of(token);
+        env.spawn_future(async move {
+            js(inner
+                .write_file(&path, Data::Bytes(bytes.into()), mode, &cancel)
+                .await)
+        })
+    }
+
+    /// A writer for a file of unknown length: its chunks are spooled to an unlinked host temp
+    /// file (never held in memory) and `close()` uploads them as `writeFile` does.
+    /// Errors: `E_INVALID_ARGUMENT` (bad path).
+    #[napi]
+    pub fn create_file_writer(
+        &self,
+        path: String,
+        options: Option<BindingWriteFileOptions>,
+    ) -> napi::Result<BindingFileWriter> {
+        js(normalize_path("path", &path))?;
+        Ok(BindingFileWriter::new(
+            self.inner.clone(),
+            path,
+            options.and_then(|o| o.mode),
+        ))
+    }
+
+    /// Commits this container to the local template image `berth-template:<key>` (paused
+    /// meanwhile). The image keeps the container's labels and env. Resolves the image id.
+    ///
+    /// Engine API: `POST /commit`. Errors: `E_INVALID_ARGUMENT` (key), `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn commit_template<'e>(
+        &self,
+        env: &'e Env,
+        key: String,
+    ) -> napi::Result<PromiseRaw<'e, String>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move { js(inner.commit_template(&key).await) })
     }
 }

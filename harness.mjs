@@ -1,0 +1,14 @@
+// ESM entry of `@berth/core/harness`: the named exports of the CommonJS build.
+import { createRequire } from 'node:module';
+
+const cjs = createRequire(import.meta.url)('./harness.js');
+
+export const {
+  BerthSandboxSession,
+  builderSessionId,
+  createDockerSandboxProvider,
+  restrictedView,
+  sliceLines,
+  TEMPLATE_WAIT_TIMEOUT_MS,
+  templateKey,
+} = cjs;

@@ -1,0 +1,10 @@
+export { createDockerSandboxProvider, type DockerSandboxProviderOptions } from './provider';
+export {
+  BerthSandboxSession,
+  restrictedView,
+  type SandboxProcess,
+  type SandboxSession,
+  type SandboxSessionLifecycle,
+} from './sandbox-session';
+export { builderSessionId, templateKey, TEMPLATE_WAIT_TIMEOUT_MS, type ProviderSpec } from './template-flow';
+export { sliceLines } from './text-range';

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import type { HarnessV1NetworkSandboxSession, HarnessV1SandboxProvider } from '@ai-sdk/harness';
+import { createSession } from '../create-session';
+import { resumeSession } from '../resume-session';
+import type { Session } from '../session';
+import type { CreateSpec, EngineOptions } from '../types';
+import { expectObject, expectString } from '../validate';
+import { BerthSandboxSession } from './sandbox-session';
+import { createFromTemplate } from './template-flow';
+
+/**
+ * Options of {@link createDockerSandboxProvider}: the create spec of every sandbox it makes
+ * (minus the session id, which the harness gives per session) and where the engine is.
+ */
+export interface DockerSandboxProviderOptions
+  extends Omit<CreateSpec, 'sessionId'>,
+    EngineOptions {
+  /** Reported as the provider's `providerId`. @default 'berth-docker' */
+  providerId?: string;
+}
+
+type CreateOptions = NonNullable<Parameters<HarnessV1SandboxProvider['createSession']>[0]>;
+type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSession']>>[0];
+
+/**
+ * A `HarnessV1SandboxProvider` (AI SDK `@ai-sdk/harness`) backed by berth: each harness
+ * session is one container on a local Docker (or Podman) engine, with berth's ownership rules.
+ *
+ * - `createSession({ sessionId })` is berth's fresh create (a random UUID when no `sessionId`
+ *   is given; such a session cannot be resumed, so its `stop()` removes it). A taken id is
+ *   `E_SESSION_EXISTS`: nothing is adopted. `onFirstCreate` runs on the `restricted()` view;
+ *   if it throws, the container this call created is removed (by id) and the original error
+ *   is rethrown (a failed removal is attached as its `cause`... never in its place).
+ * - `resumeSession({ sessionId })` is berth's resume with `takeOver: true`: when the creating
+ *   process is dead the duty to remove passes to this process, so the framework's
+ *   `destroy()` after a cross-process resume removes the container; while the owner lives
+ *   (or cannot be checked) the session is adopted and `stop()`/`destroy()` touch nothing.
+ * - `identity` (with `onFirstCreate`): the first create for an identity builds a local template
+ *   image `berth-template:<key>` (key: the identity and this provider's spec, hashed): one
+ *   process, under a cross-process lock (a builder container's name), runs `onFirstCreate`
+ *   in a builder container and commits it; every create for that identity (the first one
+ *   too) then starts from the template and skips `onFirstCreate` and `setupCommands`. Other
+ *   processes wait for a build in progress. See `listTemplates` / `pruneTemplates`.
+ *
+ * Sessions' `id` is the container name; containers use the default prefix `'berth'`.
+ *
+ * @example
+ * ```ts
+ * import { HarnessAgent } from '@ai-sdk/harness/agent';
+ * import { createDockerSandboxProvider } from '@berth/core/harness';
+ *
+ * const agent = new HarnessAgent({
+ *   harness: myAdapter,
+ *   sandbox: createDockerSandboxProvider({ image: 'node:22', workDir: '/workspace' }),
+ * });
+ * ```
+ */
+export function createDockerSandboxProvider(options: DockerSandboxProviderOptions): HarnessV1SandboxProvider {
+  expectObject(options, 'options');
+  expectString(options.image, 'image');
+  const { providerId = 'berth-docker', engine, socketPath, ...spec } = options;
+  const where: EngineOptions = { ...(engine === undefined ? {} : { engine }), ...(socketPath === undefined ? {} : { socketPath }) };
+  return {
+    specificationVersion: 'harness-sandbox-v1',
+    providerId,
+    createSession: async (opts: CreateOptions = {}): Promise<HarnessV1NetworkSandboxSession> => {
+      const { sessionId, abortSignal, onFirstCreate, identity } = opts;
+      const signal = abortSignal ? { abortSignal } : {};
+      const id = sessionId ?? randomUUID();
+      const removeOnStop = sessionId === undefined;
+      if (identity !== undefined && onFirstCreate) {
+        const session = await createFromTemplate({
+          identity,
+          sessionId: id,
+          spec,
+          where,
+          ...signal,
+          firstCreate: async (builder) => onFirstCreate((await wrap(builder, spec.ports ?? [], true)).restricted(), signal),
+        });
+        return wrap(session, spec.ports ?? [], removeOnStop).catch(async (error: unknown) => {
+          await session.remove().catch(() => {});
+          throw error;
+        });
+      }
+      const session = await createSession({ ...spec, ...where, sessionId: id, ...signal });
+      try {
+        const wrapped = await wrap(session, spec.ports ?? [], removeOnStop);
+        if (onFirstCreate) await onFirstCreate(wrapped.restricted(), signal);
+        return wrapped;
+      } catch (error) {
+        // Only what this call created, by id.
+        await session.remove().catch((cleanup: unknown) => {
+          if (error instanceof Error && error.cause === undefined) (error as { cause?: unknown }).cause = cleanup;
+        });
+        throw error;
+      }
+    },
+    resumeSession: async ({ sessionId, abortSignal }: ResumeOptions): Promise<HarnessV1NetworkSandboxSession> => {
+      const session = await resumeSession({
+        sessionId,
+        takeOver: true,
+        ...(spec.prefix === undefined ? {} : { prefix: spec.prefix }),
+        ...where,
+        ...(abortSignal ? { abortSignal } : {}),
+      });
+      try {
+        return await wrap(session, spec.ports ?? [], false);
+      } catch (error) {
+        if (session.ownership === 'adopted') await session.release().catch(() => {});
+        throw error;
+      }
+    },
+  };
+}
+
+/** The harness session over `session`, its default working directory read from the container. */
+async function wrap(session: Session, ports: number[], removeOnStop: boolean): Promise<BerthSandboxSession> {
+  const pwd = await session.exec(['pwd']);
+  const defaultWorkingDirectory = pwd.exitCode === 0 ? pwd.stdout.toString('utf8').trim() || '/' : '/';
+  return new BerthSandboxSession(session, { defaultWorkingDirectory, ports, removeOnStop });
+}

@@ -1,0 +1,184 @@
+import type { HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint } from '@ai-sdk/harness';
+import type { ExecProcess } from '../exec-process';
+import type { Session } from '../session';
+import { sliceLines } from './text-range';
+
+/** How a harness session was obtained, which decides what `stop()` and `destroy()` do. */
+export interface SandboxSessionLifecycle {
+  /**
+   * True for a session created without a `sessionId`: nobody can resume it, so `stop()`
+   * removes it (by id) instead of leaving a stopped container behind.
+   */
+  removeOnStop: boolean;
+}
+
+/** The AI SDK's `Experimental_SandboxSession` (file I/O, exec, spawn), as the harness names it. */
+export type SandboxSession = ReturnType<HarnessV1NetworkSandboxSession['restricted']>;
+/** The AI SDK's `Experimental_SandboxProcess`. */
+export type SandboxProcess = Awaited<ReturnType<SandboxSession['spawn']>>;
+
+type ProcessOptions = Parameters<SandboxSession['spawn']>[0];
+type ReadOptions = Parameters<SandboxSession['readFile']>[0];
+type TextReadOptions = Parameters<SandboxSession['readTextFile']>[0];
+type StreamWriteOptions = Parameters<SandboxSession['writeFile']>[0];
+type BinaryWriteOptions = Parameters<SandboxSession['writeBinaryFile']>[0];
+type TextWriteOptions = Parameters<SandboxSession['writeTextFile']>[0];
+
+/**
+ * The AI SDK harness's view of one berth session: `HarnessV1NetworkSandboxSession` over a
+ * {@link Session}.
+ *
+ * Ownership follows the berth handle: `stop()` and `destroy()` act only when the handle owns
+ * the container (`created`, or `inherited` from a dead owner after a cross-process resume);
+ * an adopted handle's `stop()`/`destroy()` touch nothing (case 11). Both are idempotent.
+ * Commands given as strings run under `sh -c` in `defaultWorkingDirectory` unless
+ * `workingDirectory` says otherwise; relative file paths resolve against it too.
+ */
+export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
+  readonly #session: Session;
+  readonly #lifecycle: SandboxSessionLifecycle;
+  /** The container name (stable, derived from the session id). */
+  readonly id: string;
+  readonly defaultWorkingDirectory: string;
+  readonly ports: ReadonlyArray<number>;
+  readonly description: string;
+
+  /** @internal Made by the provider once the working directory has been read from the container. */
+  constructor(session: Session, options: { defaultWorkingDirectory: string; ports: number[] } & SandboxSessionLifecycle) {
+    this.#session = session;
+    this.#lifecycle = { removeOnStop: options.removeOnStop };
+    this.id = session.name;
+    this.defaultWorkingDirectory = options.defaultWorkingDirectory;
+    this.ports = Object.freeze([...options.ports]);
+    this.description = [
+      `A Linux container (Docker engine) managed by berth, named ${session.name}.`,
+      `The default working directory is ${this.defaultWorkingDirectory}; commands run under \`sh -c\` there.`,
+      this.ports.length
+        ? `Ports exposed to the host (on 127.0.0.1): ${this.ports.join(', ')}.`
+        : 'No ports are exposed to the host.',
+    ].join(' ');
+  }
+
+  /** The berth handle underneath (its ownership, owner, exec and file APIs). */
+  get berthSession(): Session {
+    return this.#session;
+  }
+
+  #path(path: string): string {
+    if (path.startsWith('/')) return path;
+    const base = this.defaultWorkingDirectory.replace(/\/+$/, '');
+    return `${base}/${path.replace(/^\.\//, '')}`;
+  }
+
+  readonly spawn = async (options: ProcessOptions): Promise<SandboxProcess> => {
+    const process: ExecProcess = await this.#session.spawn(['sh', '-c', options.command], {
+      cwd: this.#path(options.workingDirectory ?? this.defaultWorkingDirectory),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+    });
+    return process;
+  };
+
+  readonly run = async (options: ProcessOptions): Promise<{ exitCode: number; stdout: string; stderr: string }> => {
+    const process = await this.spawn(options);
+    const [stdout, stderr] = await Promise.all([readText(process.stdout), readText(process.stderr)]);
+    const { exitCode } = await process.wait();
+    return { exitCode, stdout, stderr };
+  };
+
+  readonly readFile = async ({ path, abortSignal }: ReadOptions): Promise<ReadableStream<Uint8Array> | null> =>
+    this.#session.openFile(this.#path(path), abortSignal ? { abortSignal } : {});
+
+  readonly readBinaryFile = async ({ path, abortSignal }: ReadOptions): Promise<Uint8Array | null> => {
+    const bytes = await this.#session.readFile(this.#path(path), abortSignal ? { abortSignal } : {});
+    return bytes === null ? null : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  };
+
+  readonly readTextFile = async (options: TextReadOptions): Promise<string | null> => {
+    const { path, abortSignal, encoding = 'utf-8', startLine, endLine } = options;
+    const bytes = await this.#session.readFile(this.#path(path), abortSignal ? { abortSignal } : {});
+    if (bytes === null) return null;
+    return sliceLines(new TextDecoder(encoding).decode(bytes), startLine, endLine);
+  };
+
+  readonly writeFile = async ({ path, content, abortSignal }: StreamWriteOptions): Promise<void> =>
+    this.#session.writeFileStream(this.#path(path), content, abortSignal ? { abortSignal } : {});
+
+  readonly writeBinaryFile = async ({ path, content, abortSignal }: BinaryWriteOptions): Promise<void> =>
+    this.#session.writeFile(this.#path(path), content, abortSignal ? { abortSignal } : {});
+
+  readonly writeTextFile = async ({ path, content, abortSignal, encoding }: TextWriteOptions): Promise<void> =>
+    this.#session.writeFile(this.#path(path), encodeText(content, encoding), abortSignal ? { abortSignal } : {});
+
+  readonly getPortEndpoint = async ({
+    port,
+    protocol = 'http',
+  }: {
+    port: number;
+    protocol?: 'http' | 'https' | 'ws';
+  }): Promise<HarnessV1PortEndpoint> => ({ url: `${protocol}://${await this.#session.hostAddress(port)}` });
+
+  /** @deprecated Use `getPortEndpoint` instead (as the harness interface says). */
+  readonly getPortUrl = async (options: { port: number; protocol?: 'http' | 'https' | 'ws' }): Promise<string> =>
+    (await this.getPortEndpoint(options)).url;
+
+  /**
+   * Stops the container when this handle owns it; a session created without a `sessionId`
+   * (not resumable) is removed instead. An adopted handle touches nothing. Idempotent.
+   */
+  readonly stop = async (): Promise<void> => {
+    if (this.#lifecycle.removeOnStop) {
+      await this.#session.remove();
+      return;
+    }
+    await this.#session.stop();
+  };
+
+  /**
+   * Removes the container (by id, with its anonymous volumes) when this handle owns it:
+   * created here, or inherited after a cross-process resume found its owner dead. An adopted
+   * handle touches nothing and drops its own holder record. Idempotent.
+   */
+  readonly destroy = async (): Promise<void> => {
+    if (this.#session.ownership === 'adopted') {
+      await this.#session.release();
+      return;
+    }
+    await this.#session.remove();
+  };
+
+  /** The file and process surface only: no stop, destroy or ports. Same container. */
+  readonly restricted = (): SandboxSession => restrictedView(this);
+}
+
+/** A plain object with only `SandboxSession`'s members, bound to `s`. */
+export function restrictedView(s: SandboxSession): SandboxSession {
+  return Object.freeze({
+    description: s.description,
+    readFile: s.readFile,
+    readBinaryFile: s.readBinaryFile,
+    readTextFile: s.readTextFile,
+    writeFile: s.writeFile,
+    writeBinaryFile: s.writeBinaryFile,
+    writeTextFile: s.writeTextFile,
+    spawn: s.spawn,
+    run: s.run,
+  });
+}
+
+async function readText(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  const reader = stream.getReader();
+  let text = '';
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    text += decoder.decode(next.value, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+function encodeText(content: string, encoding: string | undefined): Uint8Array {
+  const name = (encoding ?? 'utf-8').toLowerCase();
+  if (name === 'utf-8' || name === 'utf8') return Buffer.from(content, 'utf8');
+  if (Buffer.isEncoding(name)) return Buffer.from(content, name);
+  throw new RangeError(`writeTextFile: unsupported encoding ${encoding}`);
+}
