@@ -23,6 +23,8 @@ export const {
   SpecDriftError,
   containerName,
   createSession,
+  engineInfo,
+  ensureImage,
   peek,
   resumeSession,
 } = cjs;

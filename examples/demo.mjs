@@ -18,7 +18,7 @@ if (process.argv[2] === '--second') {
 }
 
 async function first() {
-  const step = (text) => console.log(`[owner, pid ${process.pid}] ${text}`);
+  const step = (/** @type {string} */ text) => console.log(`[owner, pid ${process.pid}] ${text}`);
   step('preparing the image offline (busybox root filesystem imported into the engine; no pull)');
   const image = process.env.BERTH_DEMO_IMAGE ?? (await ensureTestImage());
   const sessionId = `demo-${process.pid}`;
@@ -52,8 +52,12 @@ async function first() {
   step('done');
 }
 
+/**
+ * @param {string} sessionId
+ * @param {string} image
+ */
 async function second(sessionId, image) {
-  const say = (text) => console.log(`  [second process, pid ${process.pid}] ${text}`);
+  const say = (/** @type {string} */ text) => console.log(`  [second process, pid ${process.pid}] ${text}`);
   try {
     await createSession({ sessionId, image, setupCommands: ['exit 1'] });
     say('createSession unexpectedly succeeded');
@@ -61,7 +65,8 @@ async function second(sessionId, image) {
     return;
   } catch (error) {
     if (!BerthError.isInstance(error)) throw error;
-    say(`createSession refused: ${error.code} (container ${error.details.name}, managed: ${error.details.managed}); its setup never ran`);
+    const { details } = /** @type {import('../index.mjs').BerthError & { details: { name?: string, managed?: boolean } }} */ (error);
+    say(`createSession refused: ${error.code} (container ${details.name}, managed: ${details.managed}); its setup never ran`);
   }
   const adopted = await resumeSession({ sessionId });
   say(`resumeSession -> ownership: ${adopted.ownership}; owner pid ${adopted.owner?.pid} is ${adopted.owner?.liveness}`);

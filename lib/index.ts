@@ -1,5 +1,7 @@
 export { containerName, DEFAULT_PREFIX } from './container-name';
 export { createSession } from './create-session';
+export { engineInfo } from './engine-info';
+export { ensureImage } from './ensure-image';
 export {
   AbortedError,
   BerthError,
@@ -38,9 +40,11 @@ export { Session } from './session';
 export type {
   CreateSessionOptions,
   CreateSpec,
+  EngineInfo,
   EngineName,
   EngineOption,
   EngineOptions,
+  EnsureImageOptions,
   ExecOptions,
   ExecResult,
   Liveness,
@@ -49,6 +53,8 @@ export type {
   Ownership,
   PeekOptions,
   PeekResult,
+  PullOptions,
+  PullProgress,
   RemoveOptions,
   RemoveResult,
   ResumeSessionOptions,

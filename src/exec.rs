@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::Engine;
+use crate::engine::{status, Engine};
 use crate::errors::{Error, Result};
 use crate::spec::{validate_argv, validate_container_path, validate_env, validate_user};
 
@@ -104,12 +104,10 @@ pub async fn exec(
         working_dir: opts.cwd.clone(),
         ..Default::default()
     };
-    let exec_id = engine
-        .docker
-        .create_exec(id, create)
-        .await
-        .map_err(|e| engine.error("create exec", e))?
-        .id;
+    let exec_id = match engine.docker.create_exec(id, create).await {
+        Ok(r) => r.id,
+        Err(e) => return Err(create_exec_failure(engine, id, name, e).await),
+    };
     let started = engine
         .docker
         .start_exec(
@@ -197,6 +195,35 @@ pub async fn exec(
     }
     out.exit_code = exit_code(engine, &exec_id).await?;
     Ok(out)
+}
+
+/// Classifies a refused `POST /containers/{id}/exec`. Docker answers 409 for a container
+/// that is not running, Podman 500: both are confirmed by inspecting the container and
+/// reported alike, as `E_ENGINE` with status 409 and the container's state.
+async fn create_exec_failure(
+    engine: &Engine,
+    id: &str,
+    name: &str,
+    e: bollard::errors::Error,
+) -> Error {
+    if !matches!(status(&e), Some(409) | Some(500)) {
+        return engine.error("create exec", e);
+    }
+    match crate::container::inspect(engine, id).await {
+        Ok(Some(c)) if c.state.as_ref().and_then(|s| s.running) != Some(true) => Error::Engine {
+            operation: "create exec".into(),
+            status: Some(409),
+            message: format!(
+                "container `{name}` is not running (state {})",
+                if c.raw_state.is_empty() {
+                    "unknown"
+                } else {
+                    &c.raw_state
+                }
+            ),
+        },
+        _ => engine.error("create exec", e),
+    }
 }
 
 fn append(buf: &mut Vec<u8>, bytes: &[u8], cap: usize, truncated: &mut bool) {

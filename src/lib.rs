@@ -9,10 +9,13 @@
 pub mod cleanup;
 pub mod container;
 pub mod create;
+pub mod discovery;
 pub mod engine;
+pub mod engine_info;
 pub mod errors;
 pub mod exec;
 pub mod identity;
+pub mod image;
 pub mod labels;
 pub mod naming;
 pub mod peek;

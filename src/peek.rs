@@ -72,6 +72,10 @@ pub async fn peek(
         raw_state: f.raw_state,
         image: f.image,
         created_at: f.created_at,
-        ports: f.ports,
+        ports: f
+            .ports
+            .into_iter()
+            .map(|(k, v)| (k, engine.reachable_address(&v)))
+            .collect(),
     }))
 }
