@@ -36,7 +36,8 @@ describe.skipIf(!engineAvailable())('child runner', () => {
       const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       expect(won).toHaveLength(1);
       expect(lost.map((r) => r.reason.code)).toEqual(Array(9).fill('E_SESSION_EXISTS'));
-      expect(await listContainers({ name: [`^/${won[0]!.session.name}$`] })).toHaveLength(1);
+      // `^/?`: Docker matches names with their leading slash, Podman without.
+      expect(await listContainers({ name: [`^/?${won[0]!.session.name}$`] })).toHaveLength(1);
     } finally {
       for (const { child, session } of won) await child.call('remove', session.handle);
     }

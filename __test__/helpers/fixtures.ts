@@ -1,6 +1,7 @@
 import { test as base } from 'vitest';
 import type { Session } from '../../index.mjs';
 import { testLabels, testSessionId } from './run-label.mjs';
+import { testEngine } from './test-engine.mjs';
 
 /** Per-test fixtures for engine tests. */
 export interface SessionFixtures {
@@ -8,6 +9,8 @@ export interface SessionFixtures {
   sessionId: string;
   /** `{ 'berth.test-run': <id> }`: pass as `labels` to every createSession. */
   labels: Record<string, string>;
+  /** `{ socketPath }` of the engine under test (BERTH_TEST_ENGINE): spread into every berth call. */
+  engine: { socketPath: string };
   /** Registers a session for removal (by its own handle, `force: true`) when the test ends; returns it. */
   track: <S extends Session>(session: S) => S;
 }
@@ -19,8 +22,8 @@ export interface SessionFixtures {
  *
  * @example
  * ```ts
- * sessionTest('exec', async ({ sessionId, labels, track }) => {
- *   const session = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
+ * sessionTest('exec', async ({ engine, sessionId, labels, track }) => {
+ *   const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
  * });
  * ```
  */
@@ -28,6 +31,10 @@ export const sessionTest = base.extend<SessionFixtures>({
   // eslint-disable-next-line no-empty-pattern
   sessionId: async ({}, use) => {
     await use(testSessionId('t'));
+  },
+  // eslint-disable-next-line no-empty-pattern
+  engine: async ({}, use) => {
+    await use(testEngine());
   },
   // eslint-disable-next-line no-empty-pattern
   labels: async ({}, use) => {
