@@ -179,11 +179,12 @@ fn cache() -> &'static Mutex<HashMap<String, Engine>> {
 /// older than 1.41).
 pub async fn connect(options: &EngineOptions) -> Result<Engine> {
     let c = choose(options, &Host::current())?;
-    if let Some(e) = cache()
-        .lock()
-        .expect("engine cache poisoned")
-        .get(&c.endpoint)
-    {
+    // The same endpoint with other TLS material is another connection.
+    let key = match &c.tls {
+        Some(t) => format!("{} tls={}", c.endpoint, t.cert_dir.display()),
+        None => c.endpoint.clone(),
+    };
+    if let Some(e) = cache().lock().expect("engine cache poisoned").get(&key) {
         return Ok(e.clone());
     }
     let timeout_ms = options.connect_timeout_ms.unwrap_or(CONNECT_TIMEOUT_MS);
@@ -191,7 +192,7 @@ pub async fn connect(options: &EngineOptions) -> Result<Engine> {
     cache()
         .lock()
         .expect("engine cache poisoned")
-        .insert(c.endpoint.clone(), engine.clone());
+        .insert(key, engine.clone());
     Ok(engine)
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Services the engine tests use beside the engines: a real image registry on loopback
 # (Debian's docker-registry on 127.0.0.1:5055, plain HTTP, for the pull tests) and socat
-# (the remote-engine test reaches the engine over tcp:// through it).
+# (the remote-engine test reaches the engine over tcp:// through it), and openssl (its TLS
+# variant makes a throwaway CA).
 set -euo pipefail
 REGISTRY_ADDR=127.0.0.1:5055
 CONF_DIR=/etc/berth-registry
@@ -11,6 +12,7 @@ LOG=${REGISTRY_LOG:-/tmp/berth-ci-registry.log}
 need=()
 command -v docker-registry >/dev/null || need+=(docker-registry)
 command -v socat >/dev/null || need+=(socat)
+command -v openssl >/dev/null || need+=(openssl)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"
