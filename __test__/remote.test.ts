@@ -4,7 +4,7 @@
 // DOCKER_CERT_PATH, berth speaks TLS with a client certificate (to a Node TLS proxy in front
 // of the socket, with a throwaway CA made by openssl).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,6 +133,7 @@ describe.skipIf(!engineAvailable() || !hasOpenssl)('remote engine over TLS (DOCK
 
   afterAll(async () => {
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    if (certDir) rmSync(certDir, { recursive: true, force: true });
     await expectNoLeaks();
   });
 

@@ -10,7 +10,10 @@
 use std::collections::BTreeMap;
 use std::ops::Deref;
 
-use bollard::models::ContainerInspectResponse;
+use std::collections::HashMap;
+
+use bollard::models::{ContainerInspectResponse, ContainerSummary};
+use bollard::query_parameters::ListContainersOptionsBuilder;
 
 use crate::engine::{status, Engine};
 use crate::errors::{Error, Result};
@@ -64,6 +67,73 @@ pub async fn inspect(engine: &Engine, name_or_id: &str) -> Result<Option<Inspect
     }
 }
 
+/// One container of a list, plus the engine's own state word.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The decoded summary (its `State` normalised when the engine's word was not Docker's).
+    pub summary: ContainerSummary,
+    /// `State` exactly as the engine sent it.
+    pub raw_state: String,
+}
+
+/// `GET /containers/json?all=1&filters={"label":[...]}`: every container (any state) carrying
+/// all of `labels` (`key=value`, or `key` for any value), tolerant of engine state words
+/// bollard's types refuse (decoded as [`decode_list_tolerant`] does).
+///
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub async fn list_by_labels(engine: &Engine, labels: &[String]) -> Result<Vec<Listed>> {
+    let filters = HashMap::from([("label".to_string(), labels.to_vec())]);
+    let opts = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    match engine.docker.list_containers(Some(opts)).await {
+        Ok(list) => Ok(list
+            .into_iter()
+            .map(|summary| Listed {
+                raw_state: summary.state.map(|s| s.to_string()).unwrap_or_default(),
+                summary,
+            })
+            .collect()),
+        Err(bollard::errors::Error::JsonDataError {
+            message, contents, ..
+        }) => decode_list_tolerant(&contents).ok_or_else(|| Error::Engine {
+            operation: "list containers".into(),
+            status: Some(200),
+            message: format!("the engine's container list could not be decoded: {message}"),
+        }),
+        Err(e) => Err(engine.error("list containers", e)),
+    }
+}
+
+/// Decodes a container list whose `State` words bollard's types refuse: each word is kept as
+/// `raw_state` and replaced by its SPEC §8 equivalent (or `""`) before decoding again.
+pub fn decode_list_tolerant(contents: &str) -> Option<Vec<Listed>> {
+    let items: Vec<serde_json::Value> = serde_json::from_str(contents).ok()?;
+    items
+        .into_iter()
+        .map(|mut v| {
+            let raw_state = v
+                .get("State")
+                .and_then(|s| s.as_str())
+                .unwrap_or_default()
+                .to_string();
+            if let Some(slot) = v.get_mut("State") {
+                *slot = serde_json::Value::String(normalised_word(&raw_state).into());
+            }
+            let summary = serde_json::from_value(v).ok()?;
+            Some(Listed { summary, raw_state })
+        })
+        .collect()
+}
+
+fn normalised_word(raw: &str) -> &'static str {
+    match spec_state(raw) {
+        "unknown" => "",
+        w => w,
+    }
+}
+
 /// Decodes an inspect answer whose `State.Status` bollard's types refuse: the word is kept as
 /// `raw_state` and replaced by its SPEC §8 equivalent (or `""`) before decoding again.
 pub fn decode_tolerant(contents: &str) -> Option<Inspected> {
@@ -74,11 +144,7 @@ pub fn decode_tolerant(contents: &str) -> Option<Inspected> {
         .unwrap_or_default()
         .to_string();
     if let Some(slot) = v.pointer_mut("/State/Status") {
-        let word = match spec_state(&raw_state) {
-            "unknown" => "",
-            w => w,
-        };
-        *slot = serde_json::Value::String(word.into());
+        *slot = serde_json::Value::String(normalised_word(&raw_state).into());
     }
     let body = serde_json::from_value(v).ok()?;
     Some(Inspected { body, raw_state })
@@ -205,6 +271,24 @@ mod tests {
             assert_eq!((f.state, f.raw_state.as_str()), (state, word));
             assert_eq!(f.name, "berth-x");
         }
+    }
+
+    #[test]
+    fn podman_states_decode_in_lists_too() {
+        let list = format!(
+            r#"[{{"Id":"{a}","Names":["/x"],"State":"stopped"}},{{"Id":"{b}","Names":["/y"],"State":"running"}}]"#,
+            a = "a".repeat(64),
+            b = "b".repeat(64)
+        );
+        assert!(serde_json::from_str::<Vec<ContainerSummary>>(&list).is_err());
+        let listed = decode_list_tolerant(&list).unwrap();
+        let words: Vec<(&str, &str)> = listed
+            .iter()
+            .map(|l| (l.raw_state.as_str(), spec_state(&l.raw_state)))
+            .collect();
+        assert_eq!(words, vec![("stopped", "exited"), ("running", "running")]);
+        assert_eq!(listed[0].summary.id.as_deref(), Some(&*"a".repeat(64)));
+        assert!(decode_list_tolerant("{}").is_none());
     }
 
     #[test]

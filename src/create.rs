@@ -216,10 +216,16 @@ async fn create_failure(
         ) if engine.kind == EngineKind::Podman => Error::Engine {
             operation,
             status,
-            message: format!("{message} (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)"),
+            message: with_init_hint(&message),
         },
         (_, err) => err,
     }
+}
+
+/// The message of a create Podman refused (HTTP 500) while the name was free: the engine's
+/// own message plus how to fix a missing init binary, Podman's usual reason.
+pub fn with_init_hint(message: &str) -> String {
+    format!("{message} (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)")
 }
 
 /// How long a create that lost the name waits for the holder to become inspectable, in milliseconds.
@@ -301,6 +307,14 @@ fn container_body(spec: &CreateSpec, labels: HashMap<String, String>) -> Contain
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn podman_create_refusals_say_how_to_fix_a_missing_init() {
+        assert_eq!(
+            with_init_hint("container create: container-init binary not found on the host"),
+            "container create: container-init binary not found on the host (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)"
+        );
+    }
 
     #[test]
     fn body_publishes_on_loopback_only_with_init() {

@@ -5,12 +5,24 @@ use super::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixListener;
 
-fn tmp_sock(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("berth-engine-test-{}", std::process::id()));
+/// A socket path in a directory of its own, removed when the guard drops.
+struct TmpSock {
+    dir: std::path::PathBuf,
+    path: std::path::PathBuf,
+}
+
+impl Drop for TmpSock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn tmp_sock(name: &str) -> TmpSock {
+    let dir = std::env::temp_dir().join(format!("berth-engine-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    let _ = std::fs::remove_file(&p);
-    p
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    TmpSock { dir, path }
 }
 
 fn opts(path: &std::path::Path) -> EngineOptions {
@@ -131,9 +143,10 @@ async fn missing_socket_names_what_was_tried() {
 
 #[tokio::test]
 async fn a_socket_nobody_listens_on_is_refused() {
-    let path = tmp_sock("dead.sock");
-    drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
-    let e = connect(&opts(&path)).await.unwrap_err();
+    let sock = tmp_sock("dead.sock");
+    let path = &sock.path;
+    drop(std::os::unix::net::UnixListener::bind(path).unwrap());
+    let e = connect(&opts(path)).await.unwrap_err();
     let (_, reason, _) = unavailable_parts(&e);
     assert_eq!(
         reason,
@@ -143,21 +156,23 @@ async fn a_socket_nobody_listens_on_is_refused() {
 
 #[tokio::test]
 async fn a_silent_engine_times_out_with_the_option() {
-    let path = tmp_sock("silent.sock");
-    fake_engine(&path, None);
-    let e = connect(&opts(&path)).await.unwrap_err();
+    let sock = tmp_sock("silent.sock");
+    let path = &sock.path;
+    fake_engine(path, None);
+    let e = connect(&opts(path)).await.unwrap_err();
     let (_, reason, _) = unavailable_parts(&e);
     assert_eq!(reason, "no answer to GET /version within 300 ms");
 }
 
 #[tokio::test]
 async fn an_old_api_is_refused_saying_what_the_engine_reported() {
-    let path = tmp_sock("old.sock");
+    let sock = tmp_sock("old.sock");
+    let path = &sock.path;
     fake_engine(
-        &path,
+        path,
         Some(r#"{"Version":"19.03.15","ApiVersion":"1.40","MinAPIVersion":"1.12"}"#),
     );
-    let e = connect(&opts(&path)).await.unwrap_err();
+    let e = connect(&opts(path)).await.unwrap_err();
     let (_, reason, _) = unavailable_parts(&e);
     assert_eq!(
         reason,
@@ -167,14 +182,15 @@ async fn an_old_api_is_refused_saying_what_the_engine_reported() {
 
 #[tokio::test]
 async fn podman_is_recognised_by_its_version_components() {
-    let path = tmp_sock("podman.sock");
+    let sock = tmp_sock("podman.sock");
+    let path = &sock.path;
     fake_engine(
-        &path,
+        path,
         Some(
             r#"{"Version":"4.3.1","ApiVersion":"1.41","Components":[{"Name":"Podman Engine","Version":"4.3.1"}]}"#,
         ),
     );
-    let e = connect(&opts(&path)).await.unwrap();
+    let e = connect(&opts(path)).await.unwrap();
     assert_eq!(e.kind, EngineKind::Podman);
     assert_eq!(e.version, "4.3.1");
     assert_eq!(e.api_version, "1.41");

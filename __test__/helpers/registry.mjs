@@ -4,7 +4,7 @@
 // (.ci/steps/15-podman.sh). CI starts it (.ci/steps/16-test-services.sh); a local run
 // starts it here when nothing answers, and stops it again.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ export function registryAnswers() {
 /**
  * Makes sure the registry answers, starting `docker-registry serve` with a throwaway config
  * and storage when it does not.
- * @returns {Promise<() => void>} Stops what this call started (a no-op otherwise).
+ * @returns {Promise<() => void>} Stops what this call started and removes its storage (a no-op otherwise).
  */
 export async function ensureRegistry() {
   if (await registryAnswers()) return () => {};
@@ -46,11 +46,15 @@ export async function ensureRegistry() {
     if (child.exitCode !== null) throw new Error(`docker-registry exited with ${child.exitCode}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  if (!(await registryAnswers())) {
+  const stop = () => {
     child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  if (!(await registryAnswers())) {
+    stop();
     throw new Error(`docker-registry did not answer on ${REGISTRY}`);
   }
-  return () => child.kill();
+  return stop;
 }
 
 /**
