@@ -25,6 +25,8 @@ export const {
   createSession,
   engineInfo,
   ensureImage,
+  listSessions,
   peek,
+  reapOrphans,
   resumeSession,
 } = cjs;

@@ -1,6 +1,7 @@
 import { ENGINE_UP_ENV } from './helpers/engine-available.js';
 import { ping, resolveSocketPath } from './helpers/engine-http.mjs';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
+import { expectNoRecordLeaks } from './helpers/records.mjs';
 import { initRunId, RUN_ENV } from './helpers/run-label.mjs';
 import { pinTestEngine } from './helpers/test-engine.mjs';
 import { ensureTestImage } from './helpers/test-image.mjs';
@@ -30,6 +31,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     if (!engine) return;
     try {
       await expectNoLeaks();
+      await expectNoRecordLeaks();
     } catch (error) {
       // vitest only logs a teardown error ("error during close") and still exits 0: fail the run.
       process.exitCode = 1;

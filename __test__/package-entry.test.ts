@@ -13,7 +13,7 @@ describe('package root', () => {
   });
 
   it('exports the SPEC §8 entry points and error classes', () => {
-    for (const name of ['containerName', 'createSession', 'resumeSession', 'peek', 'Session', 'BerthError', 'SessionExistsError']) {
+    for (const name of ['containerName', 'createSession', 'resumeSession', 'peek', 'listSessions', 'reapOrphans', 'Session', 'BerthError', 'SessionExistsError']) {
       expect(typeof (esm as Record<string, unknown>)[name], name).toBe('function');
     }
   });

@@ -34,7 +34,9 @@ export {
   type SetupFailedDetails,
   type SpecDriftDetails,
 } from './errors/index';
+export { listSessions } from './list-sessions';
 export { peek } from './peek';
+export { reapOrphans } from './reap-orphans';
 export { resumeSession } from './resume-session';
 export { Session } from './session';
 export type {
@@ -47,6 +49,9 @@ export type {
   EnsureImageOptions,
   ExecOptions,
   ExecResult,
+  Holder,
+  HolderRole,
+  ListSessionsOptions,
   Liveness,
   Mount,
   Owner,
@@ -55,9 +60,14 @@ export type {
   PeekResult,
   PullOptions,
   PullProgress,
+  ReapEntry,
+  ReapOptions,
+  ReapReport,
+  ReleaseResult,
   RemoveOptions,
   RemoveResult,
   ResumeSessionOptions,
+  SessionListing,
   SessionState,
   StopOptions,
   StopResult,

@@ -31,7 +31,10 @@ export async function peek(sessionId: string, options: PeekOptions = {}): Promis
     NativeBinding['peek']
   >[1];
   const result = await callNative(() => loadBinding().peek(sessionId, native));
-  if (!result) return null;
-  // The binding leaves absent fields out; the public shape says null.
+  return result ? toPeekResult(result) : null;
+}
+
+/** The public shape of a native peek result: the binding leaves absent fields out, the public shape says null. */
+export function toPeekResult(result: Awaited<ReturnType<NativeBinding['peek']>> & object): PeekResult {
   return { ...result, sessionId: result.sessionId ?? null, owner: result.owner ?? null } as PeekResult;
 }

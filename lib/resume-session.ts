@@ -25,15 +25,23 @@ import {
  * dead (then `remove()` removes it; of concurrent take-overs exactly one wins). While the
  * owner lives or is unknown, `takeOver` simply adopts.
  *
- * Engine API: `GET /containers/{name}/json`, then `POST /containers/{id}/start` or
- * `POST /containers/{id}/unpause` when needed.
+ * Every handle is recorded as a holder (an engine volume other processes see, see
+ * {@link listSessions}); an adopted handle's `remove()` makes no engine call, and its
+ * `release()` drops that record, leaving the container alone.
+ *
+ * Engine API: `GET /containers/{name}/json`, `GET /volumes?filters=…` (readiness and holder
+ * records), `GET /images/{ref}/json` (drift, when the image reference differs),
+ * `POST /volumes/create` (this handle's holder record, or the duty claim
+ * `berth-duty-<id>-<n>`), then `POST /containers/{id}/start` or `POST /containers/{id}/unpause`
+ * when needed.
  *
  * @param options `sessionId`, `prefix`, `exclusive`, `takeOver`, `spec` + `onDrift`, engine selection, `abortSignal`.
  * @returns The session handle; `drift` lists the `spec` fields that differ from creation.
  * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
  * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when no container has the derived name.
  * @throws ForeignContainerError `E_FOREIGN_CONTAINER` when berth does not manage that container for this session.
- * @throws SessionBusyError `E_SESSION_BUSY` (`exclusive` and held elsewhere, a lost take-over, or still initialising).
+ * @throws SessionBusyError `E_SESSION_BUSY`: `details.reason` is `'held'` (`exclusive` and another live or unknown
+ * holder), `'taken-over'` (another process won the take-over, or holds the duty since), or `'initialising'`.
  * @throws SessionIncompleteError `E_SESSION_INCOMPLETE` when setup never finished and the creator is dead.
  * @throws SpecDriftError `E_SPEC_DRIFT` with `onDrift: 'error'` and any drift; nothing adopted.
  * @throws AbortedError `E_ABORTED`, EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.

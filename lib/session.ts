@@ -6,6 +6,7 @@ import type {
   ExecResult,
   Owner,
   Ownership,
+  ReleaseResult,
   RemoveOptions,
   RemoveResult,
   StopOptions,
@@ -145,6 +146,21 @@ export class Session implements AsyncDisposable {
     expectOptionalObject(options, 'options');
     expectOptionalBoolean(options.force, 'force');
     return callNative(() => this.#native.remove(compact({ force: options.force })));
+  }
+
+  /**
+   * Drops this adopted handle's holder record, so that {@link reapOrphans} no longer counts
+   * this process as holding the session. The container is never touched. An owner (created or
+   * inherited) cannot release: its duty is to remove, so it resolves
+   * `{ released: false, reason: 'owner' }`. Later calls resolve `'already-released'` without an
+   * engine call. Without `release()`, an adopter's hold ends when its process exits.
+   *
+   * Engine API: `DELETE /volumes/{this handle's holder record}`.
+   *
+   * @throws EngineError `E_ENGINE` / EngineUnavailableError `E_ENGINE_UNAVAILABLE` (the record is kept; retry).
+   */
+  async release(): Promise<ReleaseResult> {
+    return callNative(() => this.#native.release()) as Promise<ReleaseResult>;
   }
 
   /** Same as {@link Session.remove} without options, for `await using session = ...`. */

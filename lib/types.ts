@@ -127,6 +127,80 @@ export interface PeekResult {
   ports: Record<string, string>;
 }
 
+/** A holder's role; `unknown` for a record berth cannot read (counted as a live holder). */
+export type HolderRole = 'creator' | 'adopter' | 'inheritor' | 'unknown';
+
+/**
+ * One process holding a session, from its holder record (an engine volume every client of
+ * the engine sees). A record that does not parse has `role: 'unknown'`, `liveness: 'unknown'`
+ * and the reason in `invalid`: berth never takes it for dead.
+ */
+export interface Holder {
+  /** `creator`, `adopter`, `inheritor` (took the duty to remove over), or `unknown`. */
+  role: HolderRole;
+  /** Whether the holder still runs, seen from this process now. */
+  liveness: Liveness;
+  /** The holder's host id; null when unreadable. */
+  hostId: string | null;
+  /** The holder's pid; null when unreadable. */
+  pid: number | null;
+  /** The holder's start time in clock ticks since boot; null when unreadable. */
+  startTime: string | null;
+  /** The holder's per-process instance id; null when unreadable. */
+  instanceId: string | null;
+  /** An inheritor's duty generation (1, 2, ...); null otherwise. */
+  generation: number | null;
+  /** The record's volume name. */
+  record: string;
+  /** Why the record was refused; null when it parsed. */
+  invalid: string | null;
+}
+
+/** One entry of {@link listSessions}: what {@link peek} reports plus who holds it. */
+export interface SessionListing extends PeekResult {
+  /** Every holder and duty record of the session. */
+  holders: Holder[];
+  /** The duty generation: 0 while the creator (`owner`) has the duty to remove, n after n take-overs. */
+  dutyGeneration: number;
+}
+
+/** Options of {@link listSessions}. Both filters are exact label matches, never name filters. */
+export interface ListSessionsOptions extends EngineOptions {
+  /** Only sessions created with this prefix. @default every prefix */
+  prefix?: string;
+  /** Only sessions whose container carries all of these labels. @default no filter */
+  labels?: Record<string, string>;
+}
+
+/** Options of {@link reapOrphans}. */
+export interface ReapOptions extends ListSessionsOptions {
+  /** Report what would be removed and remove nothing. @default false */
+  dryRun?: boolean;
+}
+
+/** A container the reaper removed or kept. */
+export interface ReapEntry {
+  /** Full container id. */
+  id: string;
+  /** Container name. */
+  name: string;
+  /** Session id from the labels; null when unreadable. */
+  sessionId: string | null;
+  /**
+   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead). Kept: `owner-alive`,
+   * `owner-unknown`, `held` (a live or unknown holder), `remove-failed` (the next run retries).
+   */
+  reason: string;
+}
+
+/** What {@link reapOrphans} did; with `dryRun`, `removed` lists what would go. */
+export interface ReapReport {
+  removed: ReapEntry[];
+  kept: ReapEntry[];
+  /** Record volumes whose container is gone, deleted (only by a run without `prefix`/`labels`). */
+  removedRecords: string[];
+}
+
 /** How a handle came to hold its container; only `created` and `inherited` may remove it. */
 export type Ownership = 'created' | 'adopted' | 'inherited';
 
@@ -258,6 +332,14 @@ export interface StopResult {
 export interface RemoveOptions {
   /** Remove even an adopted session. @default false */
   force?: boolean;
+}
+
+/** Outcome of {@link Session.release}: `reason` is `'owner'` or `'already-released'` when `released` is false. */
+export interface ReleaseResult {
+  /** Whether this call dropped the handle's holder record. */
+  released: boolean;
+  /** Why nothing was released. */
+  reason?: 'owner' | 'already-released';
 }
 
 /** Outcome of {@link Session.remove}: `reason` is `'not-owner'`, `'absent'` or `'already-removed'` when `removed` is false. */

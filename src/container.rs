@@ -179,6 +179,10 @@ pub struct Facts {
     pub raw_state: String,
     /// The image reference the container was created from.
     pub image: String,
+    /// The resolved id (`sha256:...`) of the image the container runs.
+    pub image_id: String,
+    /// The container's labels outside berth's namespace (the caller's).
+    pub caller_labels: std::collections::HashMap<String, String>,
     /// Creation time as the engine reports it (RFC 3339).
     pub created_at: String,
     /// berth's labels, when managed.
@@ -225,6 +229,12 @@ impl Facts {
             state,
             raw_state,
             image: config.and_then(|c| c.image.clone()).unwrap_or_default(),
+            image_id: c.image.clone().unwrap_or_default(),
+            caller_labels: label_map
+                .iter()
+                .filter(|(k, _)| !k.starts_with(labels::LABEL_NAMESPACE))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             created_at: c.created.clone().unwrap_or_default(),
             managed: labels::decode(label_map),
             ports,

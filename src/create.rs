@@ -3,7 +3,7 @@
 //! Engine calls, in order: `GET /images/{image}/json` (and `POST /images/create` when
 //! missing, see [`crate::image`]), `POST /containers/create?name=<name>` (the engine's name uniqueness is
 //! the lock), `POST /containers/{id}/start`, one exec per setup command, then
-//! `POST /volumes/create` for the readiness record.
+//! `POST /volumes/create` for the readiness record and for the creator's holder record.
 
 use std::collections::HashMap;
 use std::time::SystemTime;
@@ -19,11 +19,16 @@ use crate::discovery::EngineKind;
 use crate::engine::{self, status, Engine, EngineOptions};
 use crate::errors::{Error, Holder, Result};
 use crate::exec::{self, ExecOptions};
+use crate::hold;
+use crate::holders::Role;
 use crate::image::{ensure_image, PullOptions};
 use crate::naming::{container_name, DEFAULT_PREFIX};
 use crate::session::{Ownership, Session};
 use crate::spec::{validate_prefix, validate_session_id, CreateSpec};
 use crate::{cleanup, identity, labels, records, remove};
+
+/// The operation an `E_ABORTED` names: the API call, as the TypeScript entry names it too.
+const OPERATION: &str = "createSession";
 
 /// Bytes of a failing setup command's stdout/stderr kept in the error (the tail).
 pub const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
@@ -52,20 +57,15 @@ pub async fn create_session(
         .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
     let prefix = validate_prefix(&prefix_units)?;
     let name = container_name(&spec.session_id, Some(&prefix_units));
-    let engine = guard(cancel, "create session", engine::connect(engine_opts)).await?;
+    let engine = guard(cancel, OPERATION, engine::connect(engine_opts)).await?;
     cleanup::retry_pending(&engine).await;
     let pull = PullOptions {
         platform: spec.platform.clone(),
         on_progress: spec.on_pull_progress.clone(),
     };
-    guard(
-        cancel,
-        "create session",
-        ensure_image(&engine, &spec.image, &pull),
-    )
-    .await?;
+    guard(cancel, OPERATION, ensure_image(&engine, &spec.image, &pull)).await?;
     if cancel.is_cancelled() {
-        return Err(Error::aborted("create session"));
+        return Err(Error::aborted(OPERATION));
     }
 
     let owner = identity::current();
@@ -93,8 +93,8 @@ pub async fn create_session(
         Ownership::Created,
         owner.cloned(),
     );
-    match guard(cancel, "create session", finish(&engine, &session, spec)).await {
-        Ok(()) => Ok(session),
+    match guard(cancel, OPERATION, finish(&engine, &session, spec)).await {
+        Ok(record) => Ok(session.with_record(record, Vec::new())),
         Err(first) => Err(rollback(&engine, &id, first).await),
     }
 }
@@ -111,8 +111,8 @@ pub async fn guard<T>(
     }
 }
 
-/// Start, setup, readiness record.
-async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result<()> {
+/// Start, setup, readiness record, creator's holder record (its volume name returned).
+async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result<Option<String>> {
     engine
         .docker
         .start_container(&session.id, None)
@@ -138,7 +138,9 @@ async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result
             });
         }
     }
-    records::mark_ready(engine, &session.id).await
+    let extra: HashMap<String, String> = spec.labels.clone().into_iter().collect();
+    records::mark_ready(engine, &session.id, &extra).await?;
+    hold::register(engine, &session.id, Role::Creator, &extra).await
 }
 
 fn tail(bytes: &[u8]) -> String {

@@ -303,7 +303,12 @@ fn client_for(c: &Candidate, tried: &str) -> Result<Docker> {
     ))
 }
 
-fn io_kind(e: &bollard::errors::Error) -> Option<std::io::ErrorKind> {
+/// The I/O error kind at the root of a bollard failure, when there is one.
+pub fn io_kind(e: &bollard::errors::Error) -> Option<std::io::ErrorKind> {
+    // `IOError` is `#[error(transparent)]`: its `source()` skips the io::Error itself.
+    if let bollard::errors::Error::IOError { err } = e {
+        return Some(err.kind());
+    }
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = src {
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
@@ -339,7 +344,12 @@ impl Engine {
             B::RequestTimeoutError => {
                 unavailable::no_answer(&self.endpoint, operation, REQUEST_TIMEOUT_SECS * 1000)
             }
-            B::HyperResponseError { .. } | B::IOError { .. } | B::SocketNotFoundError(_) => {
+            // A transport failure (connection refused, socket gone, connection reset): the
+            // engine never answered, whatever the request was.
+            B::HyperResponseError { .. }
+            | B::HyperLegacyError { .. }
+            | B::IOError { .. }
+            | B::SocketNotFoundError(_) => {
                 unavailable::other(&self.endpoint, format!("{operation}: {e}"))
             }
             other => Error::Engine {

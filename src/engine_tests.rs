@@ -219,6 +219,15 @@ async fn unknown_schemes_are_invalid() {
 }
 
 #[test]
+fn io_kinds_are_found_through_transparent_wrappers() {
+    let reset = bollard::errors::Error::IOError {
+        err: std::io::Error::from(std::io::ErrorKind::ConnectionReset),
+    };
+    assert_eq!(io_kind(&reset), Some(std::io::ErrorKind::ConnectionReset));
+    assert_eq!(io_kind(&bollard::errors::Error::RequestTimeoutError), None);
+}
+
+#[test]
 fn remote_hosts() {
     assert_eq!(
         remote_host_of("tcp://10.0.0.5:2375").as_deref(),

@@ -3,8 +3,10 @@
 //! Engine calls: `POST /containers/{id}/exec`, `POST /exec/{id}/start` (attached,
 //! no TTY, so stdout and stderr stay apart), `GET /exec/{id}/json` for the exit code.
 //! Every exec carries a unique `BERTH_EXEC_ID` env marker; a timeout or abort kills
-//! every process in the container that carries it (the whole tree, however it forked),
-//! then rejects with the output so far. No exit code is ever made up.
+//! every process in the container that carries it, and every process in the session of
+//! one that does (the engine starts each exec as a session leader, so children that
+//! cleared their environment are found too), then rejects with the output so far. No
+//! exit code is ever made up.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -157,6 +159,10 @@ pub async fn exec(
                 Some(Ok(bollard::container::LogOutput::StdErr { message })) => append(&mut out.stderr, &message, cap, &mut out.truncated),
                 Some(Ok(bollard::container::LogOutput::StdOut { message } | bollard::container::LogOutput::Console { message })) => append(&mut out.stdout, &message, cap, &mut out.truncated),
                 Some(Ok(_)) => {}
+                // Podman resets the hijacked connection when the process exits with stdin bytes
+                // unread (podman #7360): the stream ended; the exit code comes from inspect.
+                Some(Err(e)) if opts.stdin.is_some()
+                    && crate::engine::io_kind(&e) == Some(std::io::ErrorKind::ConnectionReset) => break None,
                 Some(Err(e)) => break Some(engine.error("read exec output", e)),
             },
             _ = &mut sleep => break Some(Error::ExecTimeout {
@@ -259,13 +265,39 @@ async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
     })
 }
 
-/// The script a second exec runs to kill every process carrying the marker: TERM, a
-/// short grace, then KILL. The marker arrives as `$1`; nothing is interpolated.
+/// The script a second exec runs to kill one exec's processes: every process carrying the
+/// marker, and every process in the session of one that does (a child that dropped its
+/// environment keeps its session; one that also called `setsid` escapes). Sessions 0 and 1
+/// (the init's) and the script's own are never targeted, nor is PID 1. TERM, a short grace,
+/// then KILL, collecting again before each round. The marker arrives as `$1`; nothing is
+/// interpolated.
 const KILL_SCRIPT: &str = r#"m="BERTH_EXEC_ID=$1"
-pids() { for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = "$$" ] && continue; tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "$m" && echo "$p"; done; }
-for p in $(pids); do kill -TERM "$p" 2>/dev/null; done
+me=$$
+sids=""
+sid_of() { read -r s < "/proc/$1/stat" 2>/dev/null || return 0; s=${s##*) }; set -- $s; echo "$4"; }
+collect() {
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$me" ] && continue
+    tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "$m" || continue
+    s=$(sid_of "$p")
+    case "$s" in ""|0|1|"$me") ;; *) case " $sids " in *" $s "*) ;; *) sids="$sids $s" ;; esac ;; esac
+  done
+}
+targets() {
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    case "$p" in 1|"$me") continue ;; esac
+    if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "$m"; then echo "$p"; continue; fi
+    s=$(sid_of "$p")
+    case " $sids " in *" $s "*) [ -n "$s" ] && echo "$p" ;; esac
+  done
+}
+collect
+for p in $(targets); do kill -TERM "$p" 2>/dev/null; done
 sleep 0.2
-for p in $(pids); do kill -KILL "$p" 2>/dev/null; done
+collect
+for p in $(targets); do kill -KILL "$p" 2>/dev/null; done
 exit 0"#;
 
 /// Kills the process tree of one exec. Best effort: needs `sh`, `tr`, `grep` and `kill` in the image.

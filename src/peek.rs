@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::container::{inspect, Facts};
-use crate::engine::{self, EngineOptions};
+use crate::engine::{self, Engine, EngineOptions};
 use crate::errors::Result;
 use crate::identity::Owner;
 use crate::naming::{container_name, DEFAULT_PREFIX};
@@ -61,21 +61,29 @@ pub async fn peek(
         Some(_) => records::is_ready(&engine, &f.id).await?,
         None => false,
     };
-    Ok(Some(PeekResult {
-        owner: f.owner().cloned(),
-        session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
-        managed: f.managed.is_some(),
-        ready,
-        name: f.name,
-        id: f.id,
-        state: f.state,
-        raw_state: f.raw_state,
-        image: f.image,
-        created_at: f.created_at,
-        ports: f
-            .ports
-            .into_iter()
-            .map(|(k, v)| (k, engine.reachable_address(&v)))
-            .collect(),
-    }))
+    Ok(Some(PeekResult::from_facts(&engine, f, ready)))
+}
+
+impl PeekResult {
+    /// The result for inspected facts and the readiness read from the records. Published
+    /// ports are addresses reachable from this process (a remote engine's host, not 127.0.0.1).
+    pub fn from_facts(engine: &Engine, f: Facts, ready: bool) -> Self {
+        PeekResult {
+            owner: f.owner().cloned(),
+            session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
+            managed: f.managed.is_some(),
+            ready: ready && f.managed.is_some(),
+            name: f.name,
+            id: f.id,
+            state: f.state,
+            raw_state: f.raw_state,
+            image: f.image,
+            created_at: f.created_at,
+            ports: f
+                .ports
+                .into_iter()
+                .map(|(k, v)| (k, engine.reachable_address(&v)))
+                .collect(),
+        }
+    }
 }

@@ -1,40 +1,52 @@
-//! Records: engine-side facts about a container that its labels cannot hold (readiness),
-//! kept as labelled volumes that every client of the engine can see.
+//! Records: engine-side facts about a container that its labels cannot hold (readiness,
+//! holders, the duty to remove), kept as labelled volumes that every client of the engine can see.
 //!
 //! A container's labels are frozen at creation, so the "setup finished" mark lives in
-//! an empty volume named `berth-ready-<container id>`, labelled with the container id.
-//! Volumes are engine objects: they need no writable filesystem in the container and
-//! survive the creating process.
+//! an empty volume named `berth-ready-<container id>`, labelled with the container id;
+//! holder and duty records (format in [`crate::holders`]) sit beside it. Volumes are
+//! engine objects: they need no writable filesystem in the container, survive the
+//! process that wrote them, and every client of the engine (another user, another
+//! container sharing the socket) lists them by an exact label filter.
 
 use std::collections::HashMap;
 
 use bollard::models::VolumeCreateRequest;
+use bollard::query_parameters::ListVolumesOptionsBuilder;
 
 use crate::engine::{status, Engine};
 use crate::errors::Result;
-use crate::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
+use crate::holders::{self, Record};
+use crate::labels::{LABEL_NAMESPACE, MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
+
+/// `dev.berth.record` value of the readiness record.
+pub const KIND_READY: &str = "ready";
 
 fn ready_volume(container_id: &str) -> String {
     format!("berth-ready-{container_id}")
 }
 
-/// Marks the container's setup as finished. `POST /volumes/create`.
-pub async fn mark_ready(engine: &Engine, container_id: &str) -> Result<()> {
-    let labels = HashMap::from([
-        (MANAGED.to_string(), "true".to_string()),
-        (RECORD_KIND.to_string(), "ready".to_string()),
-        (RECORD_CONTAINER_ID.to_string(), container_id.to_string()),
-    ]);
-    let req = VolumeCreateRequest {
-        name: Some(ready_volume(container_id)),
-        labels: Some(labels),
-        ..Default::default()
-    };
-    engine
-        .docker
-        .create_volume(req)
-        .await
-        .map_err(|e| engine.error("mark session ready", e))?;
+/// Marks the container's setup as finished. `POST /volumes/create`. `extra` are the
+/// container's caller labels, copied onto the record (keys under `dev.berth.` are skipped).
+pub async fn mark_ready(
+    engine: &Engine,
+    container_id: &str,
+    extra: &HashMap<String, String>,
+) -> Result<()> {
+    let mut labels: HashMap<String, String> = extra
+        .iter()
+        .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    labels.insert(MANAGED.into(), "true".into());
+    labels.insert(RECORD_KIND.into(), KIND_READY.into());
+    labels.insert(RECORD_CONTAINER_ID.into(), container_id.into());
+    create(
+        engine,
+        &ready_volume(container_id),
+        labels,
+        "mark session ready",
+    )
+    .await?;
     Ok(())
 }
 
@@ -46,27 +58,140 @@ pub async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
         .inspect_volume(&ready_volume(container_id))
         .await
     {
-        Ok(v) => Ok(
-            v.labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(container_id)
-                && v.labels.get(RECORD_KIND).map(String::as_str) == Some("ready"),
-        ),
+        Ok(v) => Ok(is_ready_record(&v.name, &v.labels, container_id)),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("read session readiness", e)),
     }
 }
 
-/// Removes the records of a removed container. `DELETE /volumes/{name}`; absent counts as done.
-pub async fn remove_records(engine: &Engine, container_id: &str) -> Result<()> {
+fn is_ready_record(name: &str, labels: &HashMap<String, String>, container_id: &str) -> bool {
+    name == ready_volume(container_id)
+        && labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(container_id)
+        && labels.get(RECORD_KIND).map(String::as_str) == Some(KIND_READY)
+}
+
+/// Creates the volume `name` with `labels`, or finds it: the engine answers an existing
+/// name with the existing volume and its first creator's labels, which are returned.
+/// That makes "create, then compare the labels read back" a compare-and-set.
+/// `POST /volumes/create`; an engine that refuses a taken name with 409 instead is
+/// answered by `GET /volumes/{name}`.
+pub async fn create(
+    engine: &Engine,
+    name: &str,
+    labels: HashMap<String, String>,
+    operation: &str,
+) -> Result<HashMap<String, String>> {
+    let req = VolumeCreateRequest {
+        name: Some(name.to_string()),
+        labels: Some(labels),
+        ..Default::default()
+    };
+    match engine.docker.create_volume(req).await {
+        Ok(v) => Ok(v.labels),
+        Err(e) if status(&e) == Some(409) => match engine.docker.inspect_volume(name).await {
+            Ok(v) => Ok(v.labels),
+            Err(_) => Err(engine.error(operation, e)),
+        },
+        Err(e) => Err(engine.error(operation, e)),
+    }
+}
+
+/// Deletes record `name`; absent counts as done. `DELETE /volumes/{name}`.
+pub async fn delete(engine: &Engine, name: &str) -> Result<()> {
     match engine
         .docker
-        .remove_volume(
-            &ready_volume(container_id),
-            None::<bollard::query_parameters::RemoveVolumeOptions>,
-        )
+        .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>)
         .await
     {
         Ok(()) => Ok(()),
         Err(e) if status(&e) == Some(404) => Ok(()),
-        Err(e) => Err(engine.error("remove session records", e)),
+        Err(e) => Err(engine.error("remove session record", e)),
     }
+}
+
+/// Every berth record volume (of one container when `container_id` is given), as
+/// `(name, labels)`. `GET /volumes?filters={"label":["dev.berth.record", ...]}`.
+pub async fn list(
+    engine: &Engine,
+    container_id: Option<&str>,
+) -> Result<Vec<(String, HashMap<String, String>)>> {
+    let mut label = vec![RECORD_KIND.to_string()];
+    if let Some(id) = container_id {
+        label.push(format!("{RECORD_CONTAINER_ID}={id}"));
+    }
+    let filters = HashMap::from([("label".to_string(), label)]);
+    let opts = ListVolumesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let r = engine
+        .docker
+        .list_volumes(Some(opts))
+        .await
+        .map_err(|e| engine.error("list session records", e))?;
+    // Podman (4.3) ORs several `label` filters on volumes where Docker ANDs them: check
+    // every label here too, or a container's records would include everybody's.
+    Ok(r.volumes
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| {
+            v.labels.contains_key(RECORD_KIND)
+                && container_id.is_none_or(|id| {
+                    v.labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(id)
+                })
+        })
+        .map(|v| (v.name, v.labels))
+        .collect())
+}
+
+/// What the records say about one container: readiness and its holder and duty records.
+#[derive(Debug, Clone, Default)]
+pub struct ContainerRecords {
+    /// Whether the readiness record exists.
+    pub ready: bool,
+    /// Holder and duty records (refused ones included).
+    pub holds: Vec<Record>,
+    /// Every record volume name of the container (readiness included).
+    pub volumes: Vec<String>,
+}
+
+/// Groups record volumes by the container id they name.
+pub fn group(volumes: Vec<(String, HashMap<String, String>)>) -> HashMap<String, ContainerRecords> {
+    let mut by_id: HashMap<String, ContainerRecords> = HashMap::new();
+    for (name, labels) in volumes {
+        let Some(id) = labels.get(RECORD_CONTAINER_ID).cloned() else {
+            continue;
+        };
+        let entry = by_id.entry(id.clone()).or_default();
+        entry.volumes.push(name.clone());
+        if is_ready_record(&name, &labels, &id) {
+            entry.ready = true;
+        } else if let Some(r) = holders::decode(&name, &labels) {
+            entry.holds.push(r);
+        }
+    }
+    by_id
+}
+
+/// The records of one container. `GET /volumes?filters=...`.
+pub async fn of_container(engine: &Engine, container_id: &str) -> Result<ContainerRecords> {
+    let all = list(engine, Some(container_id)).await?;
+    Ok(group(all).remove(container_id).unwrap_or_default())
+}
+
+/// Removes every record of a removed container (readiness, holders, duty generations).
+/// `GET /volumes?filters=...`, then `DELETE /volumes/{name}` each; absent counts as done.
+pub async fn remove_records(engine: &Engine, container_id: &str) -> Result<()> {
+    let mut names: Vec<String> = list(engine, Some(container_id))
+        .await?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let ready = ready_volume(container_id);
+    if !names.contains(&ready) {
+        names.push(ready);
+    }
+    for name in names {
+        delete(engine, &name).await?;
+    }
+    Ok(())
 }

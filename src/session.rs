@@ -6,6 +6,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::Engine;
 use crate::errors::Result;
 use crate::exec::{self, ExecOptions, ExecOutput};
+use crate::hold;
 use crate::identity::Owner;
 use crate::ports;
 use crate::remove::{self, Removal, Stop};
@@ -63,6 +64,15 @@ pub struct StopOutcome {
     pub reason: Option<&'static str>,
 }
 
+/// The result of `release()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseOutcome {
+    /// Whether this call dropped the handle's holder record.
+    pub released: bool,
+    /// `owner` or `already-released` when not released.
+    pub reason: Option<&'static str>,
+}
+
 /// A handle on one session's container.
 pub struct Session {
     /// The engine the container lives on.
@@ -79,7 +89,14 @@ pub struct Session {
     pub owner: Option<Owner>,
     /// Spec fields that differ from creation (empty unless a spec was compared).
     pub drift: Vec<String>,
-    duty: Mutex<Duty>,
+    state: Mutex<State>,
+}
+
+/// The mutable part of a handle: its duty and its own holder record.
+struct State {
+    duty: Duty,
+    /// The volume name of this handle's holder (or duty) record, until released.
+    record: Option<String>,
 }
 
 impl Session {
@@ -100,8 +117,28 @@ impl Session {
             ownership,
             owner,
             drift: Vec::new(),
-            duty: Mutex::new(Duty::Holding),
+            state: Mutex::new(State {
+                duty: Duty::Holding,
+                record: None,
+            }),
         }
+    }
+
+    /// The same handle, holding its own record `record` (a volume name) and reporting `drift`.
+    pub fn with_record(self, record: Option<String>, drift: Vec<String>) -> Self {
+        Session {
+            drift,
+            state: Mutex::new(State {
+                duty: Duty::Holding,
+                record,
+            }),
+            ..self
+        }
+    }
+
+    /// The volume name of this handle's own holder or duty record, while it holds one.
+    pub async fn record(&self) -> Option<String> {
+        self.state.lock().await.record.clone()
     }
 
     fn owns(&self) -> bool {
@@ -110,13 +147,14 @@ impl Session {
 
     /// Removes the container by id when this handle owns it (or `force`).
     ///
-    /// `DELETE /containers/{id}?force=true&v=true`. Concurrent calls wait for each other:
-    /// one engine call; later calls resolve `already-removed` without one. A failure
-    /// rejects and keeps the duty, so a retry removes. Adopted without `force`: no engine
-    /// call, `not-owner`.
+    /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls wait
+    /// for each other: one engine call; later calls resolve `already-removed` without one.
+    /// A failure rejects and keeps the duty (in this handle and in its record), so a retry,
+    /// or a reaper run after this process died, removes. Adopted without `force`: no engine
+    /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
     pub async fn remove(&self, force: bool) -> Result<RemoveOutcome> {
-        let mut duty = self.duty.lock().await;
-        if *duty == Duty::Done {
+        let mut state = self.state.lock().await;
+        if state.duty == Duty::Done {
             return Ok(RemoveOutcome {
                 removed: false,
                 reason: Some("already-removed"),
@@ -129,7 +167,8 @@ impl Session {
             });
         }
         let outcome = remove::remove_by_id(&self.engine, &self.id).await?;
-        *duty = Duty::Done;
+        state.duty = Duty::Done;
+        state.record = None;
         Ok(match outcome {
             Removal::Removed => RemoveOutcome {
                 removed: true,
@@ -142,13 +181,42 @@ impl Session {
         })
     }
 
+    /// Drops this adopted handle's holder record, so the reaper no longer counts this
+    /// process as holding the session. The container is never touched.
+    ///
+    /// `DELETE /volumes/berth-holder-<id>-<token>` (this handle's own record only). An owner
+    /// (created or inherited) cannot release: its duty is to remove (`owner`). Later calls,
+    /// and calls after removal, resolve `already-released` without an engine call.
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the record is kept; retry).
+    pub async fn release(&self) -> Result<ReleaseOutcome> {
+        let mut state = self.state.lock().await;
+        if self.owns() && state.duty != Duty::Done {
+            return Ok(ReleaseOutcome {
+                released: false,
+                reason: Some("owner"),
+            });
+        }
+        let Some(record) = state.record.clone() else {
+            return Ok(ReleaseOutcome {
+                released: false,
+                reason: Some("already-released"),
+            });
+        };
+        hold::release(&self.engine, &record).await?;
+        state.record = None;
+        Ok(ReleaseOutcome {
+            released: true,
+            reason: None,
+        })
+    }
+
     /// Stops the container by id when this handle owns it (or `force`).
     ///
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
     /// no engine call, `not-owner`.
     pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
-        let duty = self.duty.lock().await;
-        if *duty == Duty::Done {
+        let state = self.state.lock().await;
+        if state.duty == Duty::Done {
             return Ok(StopOutcome {
                 stopped: false,
                 reason: Some("already-removed"),

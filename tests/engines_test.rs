@@ -89,3 +89,21 @@ async fn a_missing_local_image_is_image_not_found() {
         .to_string();
     assert!(!reason.is_empty());
 }
+
+#[tokio::test]
+async fn removing_one_session_keeps_every_other_sessions_records() {
+    // Podman ORs several label filters on volumes (Docker ANDs them): a removal that trusted
+    // the engine's filter would delete every session's records.
+    let never = CancellationToken::new();
+    let a = create_session(&spec(&unique("recs-a")), &EngineOptions::default(), &never)
+        .await
+        .unwrap();
+    let b = create_session(&spec(&unique("recs-b")), &EngineOptions::default(), &never)
+        .await
+        .unwrap();
+    let removed = a.remove(false).await.unwrap();
+    let b_ready = berth::records::is_ready(&b.engine, &b.id).await.unwrap();
+    b.remove(false).await.unwrap();
+    assert!(removed.removed);
+    assert!(b_ready, "the other session's readiness record survives");
+}

@@ -169,7 +169,7 @@ async fn resume_restarts_a_stopped_session_and_keeps_its_files() {
     let r = resume_session(
         &ResumeSpec {
             session_id: id.encode_utf16().collect(),
-            prefix: None,
+            ..Default::default()
         },
         &EngineOptions::default(),
         &never,

@@ -44,9 +44,12 @@ export interface ChildOps {
   resumeSession: [options: Record<string, unknown>];
   exec: [handle: string, argv: string[], options?: Record<string, unknown>];
   remove: [handle: string, options?: { force?: boolean }];
+  release: [handle: string];
   stop: [handle: string, options?: { force?: boolean; timeoutMs?: number }];
   hostAddress: [handle: string, port: number];
   peek: [sessionId: string, options?: Record<string, unknown>];
+  listSessions: [options?: Record<string, unknown>];
+  reapOrphans: [options?: Record<string, unknown>];
   containerName: [sessionId: string, prefix?: string];
   hold: [handle: string];
   pid: [];

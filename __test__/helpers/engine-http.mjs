@@ -165,6 +165,71 @@ export async function removeContainer(id, { socketPath } = {}) {
 }
 
 /**
+ * `POST /containers/{id}/pause`.
+ * @param {string} id
+ * @param {SocketOptions} [options]
+ */
+export async function pauseContainer(id, { socketPath } = {}) {
+  expectStatus(await engineRequest('POST', `/containers/${id}/pause`, { socketPath }), [204], `pause ${id}`);
+}
+
+/**
+ * `POST /containers/{id}/unpause`.
+ * @param {string} id
+ * @param {SocketOptions} [options]
+ */
+export async function unpauseContainer(id, { socketPath } = {}) {
+  expectStatus(await engineRequest('POST', `/containers/${id}/unpause`, { socketPath }), [204], `unpause ${id}`);
+}
+
+/**
+ * `POST /containers/{id}/stop?t=0` (304, already stopped, counts as success).
+ * @param {string} id
+ * @param {SocketOptions} [options]
+ */
+export async function stopContainer(id, { socketPath } = {}) {
+  expectStatus(await engineRequest('POST', `/containers/${id}/stop?t=0`, { socketPath }), [204, 304], `stop ${id}`);
+}
+
+/**
+ * Runs `argv` in running container `id` through the raw exec API, outside berth:
+ * `POST /containers/{id}/exec`, `POST /exec/{id}/start` (attached, no TTY), `GET /exec/{id}/json`.
+ * @param {string} id
+ * @param {string[]} argv
+ * @param {SocketOptions & { user?: string }} [options]
+ * @returns {Promise<{ exitCode: number, stdout: string, stderr: string }>}
+ */
+export async function execIn(id, argv, { socketPath, user } = {}) {
+  const created = await engineRequest('POST', `/containers/${id}/exec`, {
+    body: { AttachStdout: true, AttachStderr: true, Tty: false, Cmd: argv, ...(user ? { User: user } : {}) },
+    socketPath,
+  });
+  const execId = expectStatus(created, [201], `exec in ${id}`).body.Id;
+  const started = await engineRequest('POST', `/exec/${execId}/start`, { body: { Detach: false, Tty: false }, socketPath });
+  const { stdout, stderr } = demux(expectStatus(started, [200], `start exec ${execId}`).raw);
+  // The engine may still say Running for a moment after the streams closed: re-read briefly.
+  for (let attempt = 0; ; attempt++) {
+    const inspected = expectStatus(await engineRequest('GET', `/exec/${execId}/json`, { socketPath }), [200], `inspect exec ${execId}`);
+    if (!inspected.body.Running && inspected.body.ExitCode != null) {
+      return { exitCode: inspected.body.ExitCode, stdout: stdout.toString('utf8'), stderr: stderr.toString('utf8') };
+    }
+    if (attempt >= 100) throw new Error(`exec ${execId}: no exit code after its streams closed`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * `GET /volumes/{name}`: the volume, or null on 404.
+ * @param {string} name
+ * @param {SocketOptions} [options]
+ */
+export async function inspectVolume(name, { socketPath } = {}) {
+  const res = await engineRequest('GET', `/volumes/${encodeURIComponent(name)}`, { socketPath });
+  if (res.status === 404) return null;
+  return expectStatus(res, [200], `inspect volume ${name}`).body;
+}
+
+/**
  * `GET /containers/{id}/logs`: stdout and stderr, demultiplexed (non-TTY containers).
  * @param {string} id
  * @param {SocketOptions} [options]

@@ -1,7 +1,7 @@
 // Finds and removes containers this test run left behind: by the run label, and by name
 // (session ids from testSessionId embed the run id, so a container whose labels were lost
 // is still found).
-import { labelFilter, listContainers, removeContainer } from './engine-http.mjs';
+import { engineRequest, labelFilter, listContainers, removeContainer } from './engine-http.mjs';
 import { RUN_LABEL_KEY, runId } from './run-label.mjs';
 
 /**
@@ -24,8 +24,9 @@ export async function listRunContainers(options = {}) {
 }
 
 /**
- * Fails when this run left containers: force-removes them (`DELETE /containers/{id}?force=1&v=1`),
- * then throws an Error naming each. Use in `afterAll` of every engine test file.
+ * Fails when this run left containers: force-removes them (`DELETE /containers/{id}?force=1&v=1`)
+ * with their readiness volumes (`DELETE /volumes/berth-ready-<id>`), then throws an Error naming
+ * each. Use in `afterAll` of every engine test file.
  * @param {{ socketPath?: string }} [options]
  */
 export async function expectNoLeaks(options = {}) {
@@ -33,7 +34,13 @@ export async function expectNoLeaks(options = {}) {
   const { socketPath } = options;
   const leaked = await listRunContainers({ socketPath });
   if (leaked.length === 0) return;
-  await Promise.allSettled(leaked.map((c) => removeContainer(c.id, { socketPath })));
+  // berth keeps a container's readiness record in a volume named after its id: remove those too.
+  await Promise.allSettled(
+    leaked.map(async (c) => {
+      await removeContainer(c.id, { socketPath });
+      await engineRequest('DELETE', `/volumes/berth-ready-${c.id}`, { socketPath });
+    }),
+  );
   const list = leaked.map((c) => `${c.name} (${c.id.slice(0, 12)}, ${c.state})`).join(', ');
   throw new Error(`leaked ${leaked.length} container(s), now force-removed: ${list}`);
 }

@@ -69,3 +69,16 @@ export function pinTestEngine() {
   process.env.DOCKER_HOST = `unix://${socketPath}`;
   return { engine: testEngineName(), socketPath };
 }
+
+/**
+ * The image reference as the engine under test reports it in an inspect (`Config.Image`):
+ * Docker keeps the reference as given; Podman qualifies a short name with its registry
+ * (`berth-test/busybox:1` → `docker.io/berth-test/busybox:1`).
+ * @param {string} ref
+ */
+export function reportedImage(ref) {
+  if (!onPodman()) return ref;
+  const first = ref.split('/')[0] ?? '';
+  const qualified = ref.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
+  return qualified ? ref : `docker.io/${ref.includes('/') ? ref : `library/${ref}`}`;
+}

@@ -52,9 +52,10 @@ pub fn create_session<'e>(
 
 /// Adopts an existing session container; see the TypeScript `resumeSession`.
 ///
-/// Engine API: `GET /containers/{name}/json`, `GET /volumes/{name}`, `POST /containers/{id}/start|unpause`.
+/// Engine API: `GET /containers/{name}/json`, `GET /volumes?filters=...`, `GET /images/{ref}/json`
+/// (drift), `POST /volumes/create` (holder record or duty claim), `POST /containers/{id}/start|unpause`.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND`, `E_FOREIGN_CONTAINER`,
-/// `E_SESSION_BUSY`, `E_SESSION_INCOMPLETE`, `E_ABORTED`, `E_ENGINE`.
+/// `E_SESSION_BUSY`, `E_SESSION_INCOMPLETE`, `E_SPEC_DRIFT`, `E_ABORTED`, `E_ENGINE`.
 #[napi(ts_return_type = "Promise<BindingSession>")]
 pub fn resume_session<'e>(
     env: &'e Env,

@@ -4,6 +4,7 @@
 mod cancel;
 mod errors;
 mod functions;
+mod listing;
 mod options;
 mod session;
 

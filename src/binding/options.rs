@@ -6,9 +6,10 @@ use napi::bindgen_prelude::{Buffer, Either, Utf16String};
 use napi_derive::napi;
 
 use crate::discovery::EngineSelector;
+use crate::drift::{DriftSpec, OnDrift};
 use crate::engine::EngineOptions;
 use crate::engine_info::EngineInfo;
-use crate::errors::Result;
+use crate::errors::{Error, Result};
 use crate::exec::{ExecOptions, ExecOutput};
 use crate::identity::{liveness, Owner};
 use crate::image::{validate_platform, PullOptions, PullProgress};
@@ -83,12 +84,46 @@ pub struct BindingResumeOptions {
     pub session_id: Utf16String,
     /// Container name prefix. @default 'berth'
     pub prefix: Option<Utf16String>,
+    /// `E_SESSION_BUSY` when a live or unknown process other than this one holds the session. @default false
+    pub exclusive: Option<bool>,
+    /// Take the duty to remove over when its holder is dead (`ownership: 'inherited'`). @default false
+    pub take_over: Option<bool>,
+    /// Create-spec fields to compare with the creation digests.
+    pub spec: Option<BindingResumeSpec>,
+    /// `'report'` (drift listed on the session) or `'error'` (`E_SPEC_DRIFT`, nothing adopted). @default 'report'
+    pub on_drift: Option<String>,
     /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
     /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
     pub engine: Option<Either<String, HashMap<String, String>>>,
     /// How long the engine's first answer may take, in milliseconds. @default 10000
     pub connect_timeout_ms: Option<f64>,
+}
+
+/// The create-spec fields a resume can compare (others are accepted and not compared).
+/// Naming any of `memoryBytes`, `cpus`, `pidsLimit` compares the three limits as one field.
+#[napi(object)]
+pub struct BindingResumeSpec {
+    /// Image reference; compared by resolved image id when the reference differs.
+    pub image: Option<String>,
+    /// Environment variables (compared by digest; values never leave the process).
+    pub env: Option<HashMap<String, String>>,
+    /// Working directory.
+    pub work_dir: Option<String>,
+    /// User.
+    pub user: Option<String>,
+    /// Published container ports (order does not matter).
+    pub ports: Option<Vec<f64>>,
+    /// Bind mounts.
+    pub mounts: Option<Vec<BindingMount>>,
+    /// Keep-alive entrypoint.
+    pub entrypoint: Option<Vec<String>>,
+    /// Memory limit, in bytes.
+    pub memory_bytes: Option<f64>,
+    /// CPU limit, in CPUs.
+    pub cpus: Option<f64>,
+    /// Maximum number of processes.
+    pub pids_limit: Option<f64>,
 }
 
 /// Options of `peek`.
@@ -198,6 +233,15 @@ pub struct BindingStopResult {
     /// Whether the container is stopped now.
     pub stopped: bool,
     /// `not-owner`, `absent` or `already-removed`.
+    pub reason: Option<String>,
+}
+
+/// The result of `release`.
+#[napi(object)]
+pub struct BindingReleaseResult {
+    /// Whether this call dropped the handle's holder record.
+    pub released: bool,
+    /// `owner` or `already-released`.
     pub reason: Option<String>,
 }
 
@@ -393,15 +437,88 @@ impl BindingCreateOptions {
 }
 
 impl BindingResumeOptions {
-    /// The core resume spec and engine options (`E_INVALID_ARGUMENT` for a bad `connectTimeoutMs`).
+    /// The core resume spec and engine options. Numbers, `onDrift` and `connectTimeoutMs` are checked here.
     pub fn into_core(self) -> Result<(ResumeSpec, EngineOptions)> {
+        let on_drift = match self.on_drift.as_deref() {
+            None | Some("report") => OnDrift::Report,
+            Some("error") => OnDrift::Error,
+            Some(_) => return Err(Error::invalid("onDrift", "expected 'report' or 'error'")),
+        };
         Ok((
             ResumeSpec {
                 session_id: self.session_id.to_vec(),
                 prefix: self.prefix.map(|p| p.to_vec()),
+                exclusive: self.exclusive.unwrap_or(false),
+                take_over: self.take_over.unwrap_or(false),
+                spec: self.spec.map(BindingResumeSpec::into_core).transpose()?,
+                on_drift,
             },
             engine_options(self.socket_path, self.engine, self.connect_timeout_ms)?,
         ))
+    }
+}
+
+impl BindingResumeSpec {
+    /// The named fields as a drift spec (digest field names in `fields`).
+    pub fn into_core(self) -> Result<DriftSpec> {
+        let mut d = DriftSpec::default();
+        let s = &mut d.spec;
+        if let Some(i) = self.image {
+            s.image = i;
+            d.fields.push("image");
+        }
+        if let Some(e) = self.env {
+            s.env = e.into_iter().collect();
+            d.fields.push("env");
+        }
+        if self.work_dir.is_some() {
+            s.work_dir = self.work_dir;
+            d.fields.push("workDir");
+        }
+        if self.user.is_some() {
+            s.user = self.user;
+            d.fields.push("user");
+        }
+        if let Some(p) = self.ports {
+            s.ports = p
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    whole_number(&format!("spec.ports[{i}]"), *p, 1, 65535).map(|p| p as u16)
+                })
+                .collect::<Result<_>>()?;
+            d.fields.push("ports");
+        }
+        if let Some(m) = self.mounts {
+            s.mounts = m
+                .into_iter()
+                .map(|m| Mount {
+                    source: m.source,
+                    target: m.target,
+                    read_only: m.read_only.unwrap_or(false),
+                })
+                .collect();
+            d.fields.push("mounts");
+        }
+        if self.entrypoint.is_some() {
+            s.entrypoint = self.entrypoint;
+            d.fields.push("entrypoint");
+        }
+        if self.memory_bytes.is_some() || self.cpus.is_some() || self.pids_limit.is_some() {
+            s.limits = Limits {
+                memory_bytes: self
+                    .memory_bytes
+                    .map(|m| whole_number("spec.memoryBytes", m, 0, i64::MAX))
+                    .transpose()?,
+                cpus: self.cpus,
+                pids_limit: self
+                    .pids_limit
+                    .map(|p| whole_number("spec.pidsLimit", p, 1, i64::MAX))
+                    .transpose()?,
+            };
+            d.fields.push("limits");
+        }
+        Ok(d)
     }
 }
 

@@ -9,8 +9,8 @@ use napi_derive::napi;
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use super::options::{
-    owner_js, BindingExecOptions, BindingExecResult, BindingOwner, BindingRemoveOptions,
-    BindingRemoveResult, BindingStopOptions, BindingStopResult,
+    owner_js, BindingExecOptions, BindingExecResult, BindingOwner, BindingReleaseResult,
+    BindingRemoveOptions, BindingRemoveResult, BindingStopOptions, BindingStopResult,
 };
 use crate::session::Session;
 use crate::spec::whole_number;
@@ -124,6 +124,23 @@ impl BindingSession {
             let out = js(inner.stop(force, timeout_ms).await)?;
             Ok(BindingStopResult {
                 stopped: out.stopped,
+                reason: out.reason.map(str::to_string),
+            })
+        })
+    }
+
+    /// Drops this adopted handle's holder record; the container is never touched.
+    ///
+    /// Engine API: `DELETE /volumes/{this handle's holder record}`. Resolves
+    /// `{ released: false, reason: 'owner' }` for an owner (its duty is to remove) and
+    /// `'already-released'` without an engine call later. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<BindingReleaseResult>")]
+    pub fn release<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, BindingReleaseResult>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let out = js(inner.release().await)?;
+            Ok(BindingReleaseResult {
+                released: out.released,
                 reason: out.reason.map(str::to_string),
             })
         })

@@ -1,0 +1,188 @@
+// Bad input is E_INVALID_ARGUMENT before any engine call: every case is run twice, against the
+// real engine (nothing new appears) and against a socket that does not exist (still
+// E_INVALID_ARGUMENT, not E_ENGINE_UNAVAILABLE, so no connection was tried). An engine that
+// cannot be reached is E_ENGINE_UNAVAILABLE naming what was tried.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import {
+  createSession,
+  EngineUnavailableError,
+  InvalidArgumentError,
+  peek,
+  resumeSession,
+  type CreateSessionOptions,
+  type Session,
+} from '../index.mjs';
+import { engineAvailable } from './helpers/engine-available.js';
+import { expectBerthError } from './helpers/expect-error.js';
+import { sessionTest as test } from './helpers/fixtures.js';
+import { expectNoLeaks, listRunContainers } from './helpers/leak-check.mjs';
+import { testLabels, testSessionId } from './helpers/run-label.mjs';
+import { TEST_IMAGE } from './helpers/test-image.mjs';
+
+const NO_ENGINE = '/nonexistent.sock';
+
+/**
+ * Runs `call` with the real engine and with {@link NO_ENGINE}; both must be E_INVALID_ARGUMENT
+ * (naming `field`), and the run's containers are the same before and after.
+ */
+async function expectInvalid(
+  call: (socketPath: string | undefined) => Promise<unknown>,
+  field?: string | RegExp,
+): Promise<void> {
+  const before = await listRunContainers();
+  for (const socketPath of [undefined, NO_ENGINE]) {
+    const error = await expectBerthError(call(socketPath), InvalidArgumentError);
+    if (typeof field === 'string') expect(error.details.field).toBe(field);
+    else if (field) expect(error.details.field).toMatch(field);
+    expect(error.details.reason).toEqual(expect.any(String));
+  }
+  expect(await listRunContainers()).toEqual(before);
+}
+
+const badSessionIds: [string, unknown][] = [
+  ['empty', ''],
+  ['257 UTF-16 units', 'x'.repeat(257)],
+  ['257 units ending in a pair', `${'x'.repeat(255)}😀`],
+  ['a newline', 'a\nb'],
+  ['NUL', 'a\u0000b'],
+  ['DEL', 'a\u007f'],
+  ['a C1 control', 'a\u0085'],
+  ['a lone high surrogate', 'a\ud800'],
+  ['a lone low surrogate', '\udc00b'],
+  ['a reversed pair', '\ude00\ud83d'],
+  ['a number', 42],
+  ['undefined', undefined],
+];
+
+/** createSession options that are wrong in one field each; `field` is the name the error gives. */
+const badCreateOptions: [string, Partial<Record<keyof CreateSessionOptions, unknown>>, string | RegExp][] = [
+  ['port 0', { ports: [0] }, 'ports[0]'],
+  ['port 65536', { ports: [65536] }, 'ports[0]'],
+  ['port 1.5', { ports: [1.5] }, 'ports[0]'],
+  ['port -1', { ports: [-1] }, 'ports[0]'],
+  ['port NaN', { ports: [8080, NaN] }, 'ports[1]'],
+  ["ports 'x'", { ports: 'x' }, 'ports'],
+  ["port '80'", { ports: ['80'] }, 'ports[0]'],
+  ['an empty env key', { env: { '': 'v' } }, /^env/],
+  ['an env key with =', { env: { 'A=B': 'v' } }, /^env/],
+  ['a non-string env value', { env: { A: 1 } }, 'env.A'],
+  ['an empty image', { image: '' }, 'image'],
+  ['a blank image', { image: '  ' }, 'image'],
+  ['a non-string image', { image: 7 }, 'image'],
+  ['a relative workDir', { workDir: 'work' }, 'workDir'],
+  ['a relative mount source', { mounts: [{ source: 'relative/dir', target: '/mnt' }] }, 'mounts[0].source'],
+  ['a relative mount target', { mounts: [{ source: '/tmp', target: 'mnt' }] }, 'mounts[0].target'],
+  ['a mount without a target', { mounts: [{ source: '/tmp' }] }, 'mounts[0].target'],
+  ['the reserved label key dev.berth.managed', { labels: { 'dev.berth.managed': 'true' } }, /^labels/],
+  ['a reserved label key under dev.berth.', { labels: { 'dev.berth.session-id': 'other' } }, /^labels/],
+  ['an empty setup argv', { setupCommands: [[]] }, 'setupCommands[0]'],
+  ['a non-string setup command', { setupCommands: [7] }, 'setupCommands[0]'],
+  ['setupCommands as a string', { setupCommands: 'echo hi' }, 'setupCommands'],
+  ['a user with a space', { user: 'a b' }, 'user'],
+  ['an unknown engine', { engine: 'lxc' }, 'engine'],
+  ['a prefix with a lone surrogate', { prefix: '\ud800' }, 'prefix'],
+  ['memoryBytes under the engine minimum', { memoryBytes: 1024 }, 'memoryBytes'],
+];
+
+describe.skipIf(!engineAvailable())('validation', () => {
+  afterAll(() => expectNoLeaks());
+
+  describe.each(badSessionIds)('session id: %s', (_, sessionId) => {
+    test('createSession, resumeSession and peek reject it', async ({ labels }) => {
+      await expectInvalid((socketPath) => createSession({ sessionId: sessionId as string, image: TEST_IMAGE, labels, socketPath }), 'sessionId');
+      await expectInvalid((socketPath) => resumeSession({ sessionId: sessionId as string, socketPath }), 'sessionId');
+      await expectInvalid((socketPath) => peek(sessionId as string, { socketPath }), 'sessionId');
+    });
+  });
+
+  test('256 UTF-16 units (a pair counting two) is a valid session id', async () => {
+    for (const sessionId of ['x'.repeat(256), '😀'.repeat(128)]) {
+      expect(await peek(sessionId)).toBeNull();
+    }
+  });
+
+  test.for(badCreateOptions)('createSession with %s names the field', async ([, options, field], { sessionId, labels }) => {
+    await expectInvalid((socketPath) => createSession({ sessionId, image: TEST_IMAGE, labels, socketPath, ...(options as object) }), field);
+  });
+
+  test('resumeSession and peek check their options', async ({ sessionId }) => {
+    await expectInvalid((socketPath) => resumeSession({ sessionId, prefix: 'a\u0000', socketPath }), 'prefix');
+    await expectInvalid((socketPath) => resumeSession({ sessionId, onDrift: 'ignore' as never, socketPath }), 'onDrift');
+    await expectInvalid((socketPath) => peek(sessionId, { prefix: 5 as never, socketPath }), 'prefix');
+    await expectInvalid((socketPath) => peek(sessionId, { engine: 'rkt' as never, socketPath }), 'engine');
+  });
+
+  describe('exec', () => {
+    let session: Session;
+    beforeAll(async () => {
+      session = await createSession({ sessionId: testSessionId('validation'), image: TEST_IMAGE, labels: testLabels() });
+    });
+    afterAll(async () => {
+      // None of the rejected execs ran: the marker they would have made is absent.
+      expect((await session.exec(['test', '-e', '/tmp/must-not-run'])).exitCode).toBe(1);
+      await session?.remove();
+    });
+
+    const touch = ['touch', '/tmp/must-not-run'];
+    test.for([
+      ['an empty argv', [], {}, 'argv'],
+      ['an empty program', [''], {}, 'argv'],
+      ['a non-string argument', ['touch', 1], {}, 'argv[1]'],
+      ['a shell string instead of argv', 'touch /tmp/must-not-run', {}, 'argv'],
+      ['timeoutMs 0', touch, { timeoutMs: 0 }, 'timeoutMs'],
+      ['timeoutMs 1.5', touch, { timeoutMs: 1.5 }, 'timeoutMs'],
+      ['a relative cwd', touch, { cwd: 'tmp' }, 'cwd'],
+      ['an env key with =', touch, { env: { 'A=B': 'x' } }, /^env/],
+      ['a user with a space', touch, { user: 'a b' }, 'user'],
+      ['a negative maxBufferBytes', touch, { maxBufferBytes: -1 }, 'maxBufferBytes'],
+      ['stdin of the wrong type', touch, { stdin: 12 }, 'stdin'],
+    ] as const)('rejects %s and runs nothing', async ([, argv, options, field]) => {
+      const error = await expectBerthError(session.exec(argv as never, options as never), InvalidArgumentError);
+      if (typeof field === 'string') expect(error.details.field).toBe(field);
+      else expect(error.details.field).toMatch(field);
+    });
+
+    test('hostAddress rejects a port out of range or never published', async () => {
+      for (const port of [0, 65536, 1.5]) {
+        expect((await expectBerthError(session.hostAddress(port), InvalidArgumentError)).details.field).toBe('port');
+      }
+      expect((await expectBerthError(session.hostAddress(8080), InvalidArgumentError)).details.field).toBe('port');
+    });
+  });
+
+  describe('an engine that cannot be reached', () => {
+    test.for([
+      ['createSession', (sessionId: string, socketPath: string) => createSession({ sessionId, image: TEST_IMAGE, labels: testLabels(), socketPath })],
+      ['resumeSession', (sessionId: string, socketPath: string) => resumeSession({ sessionId, socketPath })],
+      ['peek', (sessionId: string, socketPath: string) => peek(sessionId, { socketPath })],
+    ] as const)('%s: E_ENGINE_UNAVAILABLE naming the socket tried and where it came from', async ([, call], { sessionId }) => {
+      const error = await expectBerthError(call(sessionId, NO_ENGINE), EngineUnavailableError);
+      expect(error.details.tried).toContain(NO_ENGINE);
+      expect(error.details.tried).toContain('socketPath');
+      expect(error.details.hint).toEqual(expect.any(String));
+      expect(error.message).toContain(NO_ENGINE);
+    });
+
+    test('a socket that hangs up at once, and a path that is not a socket, are E_ENGINE_UNAVAILABLE too', async ({ sessionId }) => {
+      const dir = mkdtempSync(join(tmpdir(), 'berth-no-engine-'));
+      const hangUp = join(dir, 'hang-up.sock');
+      const server = createServer((socket) => socket.destroy());
+      await new Promise<void>((resolve) => server.listen(hangUp, resolve));
+      const plainFile = join(dir, 'plain-file.sock');
+      writeFileSync(plainFile, '');
+      try {
+        for (const socketPath of [hangUp, plainFile]) {
+          const error = await expectBerthError(peek(sessionId, { socketPath }), EngineUnavailableError);
+          expect(error.details.tried).toContain(socketPath);
+        }
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+});

@@ -1,0 +1,62 @@
+import { loadBinding, type NativeBinding } from './binding';
+import { engineOptions } from './engine-option';
+import { callNative } from './native-call';
+import { toPeekResult } from './peek';
+import type { Holder, HolderRole, ListSessionsOptions, Liveness, SessionListing } from './types';
+import { compact, expectOptionalObject, expectOptionalString, expectOptionalStringRecord } from './validate';
+
+/**
+ * Lists berth-managed sessions, each as {@link peek} reports it plus its holders: the
+ * creator, adopters and inheritors recorded in holder records (engine volumes), each with
+ * its liveness seen from this process now. Changes nothing.
+ *
+ * Without `prefix` or `labels` it lists every berth-managed container the engine has; both
+ * narrow it by exact label match (never a name filter).
+ *
+ * Engine API: `GET /containers/json?all=true&filters={"label":["dev.berth.managed=true",…]}`,
+ * `GET /containers/{id}/json` per container, `GET /volumes?filters={"label":["dev.berth.record"]}`.
+ *
+ * @param options `prefix`, `labels`, engine selection.
+ * @returns One {@link SessionListing} per managed container, in the engine's order.
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad prefix or label, before any engine call.
+ * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @example
+ * ```ts
+ * import { listSessions } from '@berth/core';
+ *
+ * for (const s of await listSessions({ labels: { team: 'a' } })) {
+ *   console.log(s.sessionId, s.owner?.liveness, s.holders.map((h) => `${h.role}:${h.liveness}`));
+ * }
+ * ```
+ */
+export async function listSessions(options: ListSessionsOptions = {}): Promise<SessionListing[]> {
+  const native = scopeOptions(options);
+  const entries = await callNative(() => loadBinding().listSessions(native));
+  return entries.map((e) => ({
+    ...toPeekResult(e.session),
+    holders: e.holders.map(toHolder),
+    dutyGeneration: e.dutyGeneration,
+  }));
+}
+
+/** Checks `prefix`, `labels` and engine selection; returns them without undefined members. */
+export function scopeOptions(options: ListSessionsOptions): NonNullable<Parameters<NativeBinding['listSessions']>[0]> {
+  expectOptionalObject(options, 'options');
+  expectOptionalString(options.prefix, 'prefix');
+  expectOptionalStringRecord(options.labels, 'labels');
+  return compact({ prefix: options.prefix, labels: options.labels, ...engineOptions(options) });
+}
+
+function toHolder(h: Awaited<ReturnType<NativeBinding['listSessions']>>[number]['holders'][number]): Holder {
+  return {
+    role: h.role as HolderRole,
+    liveness: h.liveness as Liveness,
+    hostId: h.hostId ?? null,
+    pid: h.pid ?? null,
+    startTime: h.startTime ?? null,
+    instanceId: h.instanceId ?? null,
+    generation: h.generation ?? null,
+    record: h.record,
+    invalid: h.invalid ?? null,
+  };
+}

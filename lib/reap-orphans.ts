@@ -1,0 +1,40 @@
+import { loadBinding } from './binding';
+import { callNative } from './native-call';
+import { scopeOptions } from './list-sessions';
+import type { ReapEntry, ReapOptions, ReapReport } from './types';
+import { expectOptionalBoolean } from './validate';
+
+/**
+ * Removes orphaned sessions: managed containers whose duty holder (the creator, or the last
+ * process that took the duty over) is dead — never merely unknown — and that no live or
+ * unknown holder holds, plus those a dead owner left incomplete (setup never finished).
+ * Each candidate is inspected and its records read again right before its removal, which is
+ * by container id with its anonymous volumes and records. A removal that fails is reported
+ * as kept (`remove-failed`); the next run tries again.
+ *
+ * Without `prefix` or `labels` it covers every berth-managed container the engine has, and
+ * also deletes record volumes whose container is gone; both narrow it by exact label match.
+ *
+ * Engine API: as {@link listSessions}, then per orphan `GET /containers/{id}/json`,
+ * `GET /volumes?filters=…`, `DELETE /containers/{id}?force=true&v=true`, `DELETE /volumes/{name}`.
+ *
+ * @param options `dryRun` (remove nothing, report what would go), `prefix`, `labels`, engine selection.
+ * @returns `{ removed, kept, removedRecords }`, each container with its reason.
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
+ * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE` when listing fails.
+ * @example
+ * ```ts
+ * import { reapOrphans } from '@berth/core';
+ *
+ * const { removed, kept } = await reapOrphans({ prefix: 'berth' });
+ * for (const r of removed) console.log(`reaped ${r.name}: ${r.reason}`);
+ * ```
+ */
+export async function reapOrphans(options: ReapOptions = {}): Promise<ReapReport> {
+  const scope = scopeOptions(options);
+  expectOptionalBoolean(options.dryRun, 'dryRun');
+  const native = options.dryRun === undefined ? scope : { ...scope, dryRun: options.dryRun };
+  const report = await callNative(() => loadBinding().reapOrphans(native));
+  const entry = (e: (typeof report.removed)[number]): ReapEntry => ({ ...e, sessionId: e.sessionId ?? null });
+  return { removed: report.removed.map(entry), kept: report.kept.map(entry), removedRecords: report.removedRecords };
+}
