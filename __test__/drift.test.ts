@@ -27,7 +27,6 @@ describe.skipIf(!engineAvailable())('drift on resume', () => {
       const reported = await resumeSession({ sessionId, spec: { image: OTHER_IMAGE, env: { A: '1' } } });
       expect(reported.drift).toEqual(['image']);
       expect(reported.ownership).toBe('adopted');
-      // An adopter's remove() touches nothing; release() drops its holder record.
       await reported.release();
 
       const error = await resumeSession({ sessionId, spec: { image: OTHER_IMAGE, env: { A: '2' } }, onDrift: 'error' }).catch((e: unknown) => e);
