@@ -25,6 +25,8 @@ export const {
   TEMPLATE_REPO,
   containerName,
   createSession,
+  engineInfo,
+  ensureImage,
   listSessions,
   listTemplates,
   peek,

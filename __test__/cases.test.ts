@@ -17,7 +17,8 @@ function containersOfSession(sessionId: string): Promise<any[]> {
 
 /** Exactly-named containers (the name filter alone matches substrings). */
 function containersNamed(name: string): Promise<any[]> {
-  return listContainers({ name: [`^/${name}$`] });
+  // `^/?`: Docker matches names with their leading slash, Podman without.
+  return listContainers({ name: [`^/?${name}$`] });
 }
 
 describe.skipIf(!engineAvailable())('cases', () => {

@@ -1,14 +1,14 @@
+import { ENGINE_UP_ENV } from './helpers/engine-available.js';
 import { ping, resolveSocketPath } from './helpers/engine-http.mjs';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { expectNoRecordLeaks } from './helpers/records.mjs';
 import { initRunId, RUN_ENV } from './helpers/run-label.mjs';
+import { pinTestEngine } from './helpers/test-engine.mjs';
 import { ensureTestImage } from './helpers/test-image.mjs';
 
-/** Env flag the globalSetup sets for the test processes: `'1'` when the engine answered. */
-export const ENGINE_ENV = 'BERTH_TEST_ENGINE';
-
 /**
- * vitest globalSetup: one run id for the whole run (inherited by workers and their children),
+ * vitest globalSetup: the engine under test (BERTH_TEST_ENGINE=docker|podman, pinned for every
+ * process of the run), one run id for the whole run (inherited by workers and their children),
  * the offline test image, and on teardown a leak check that fails the run.
  *
  * Without a reachable engine the engine tests are skipped locally; under CI (`CI=true`) that
@@ -16,8 +16,9 @@ export const ENGINE_ENV = 'BERTH_TEST_ENGINE';
  */
 export default async function setup(): Promise<() => Promise<void>> {
   const id = initRunId();
+  const pinned = pinTestEngine();
   const engine = await ping();
-  process.env[ENGINE_ENV] = engine ? '1' : '0';
+  process.env[ENGINE_UP_ENV] = engine ? '1' : '0';
   if (engine) {
     await ensureTestImage();
   } else if (process.env.CI) {
@@ -25,7 +26,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   } else {
     console.warn(`[berth tests] no engine at ${resolveSocketPath()}: engine tests are skipped`);
   }
-  console.log(`[berth tests] ${RUN_ENV}=${id}`);
+  console.log(`[berth tests] ${RUN_ENV}=${id} engine=${pinned.engine} socket=${pinned.socketPath}`);
   return async () => {
     if (!engine) return;
     try {

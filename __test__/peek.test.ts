@@ -7,6 +7,7 @@ import { inspectContainer, listContainers, pauseContainer, unpauseContainer } fr
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
+import { reportedImage } from './helpers/test-engine.mjs';
 
 describe.skipIf(!engineAvailable())('peek', () => {
   afterAll(() => expectNoLeaks());
@@ -22,7 +23,7 @@ describe.skipIf(!engineAvailable())('peek', () => {
       ready: true,
       state: 'running',
       rawState: 'running',
-      image: TEST_IMAGE,
+      image: reportedImage(TEST_IMAGE),
       owner: { pid: process.pid, liveness: 'alive' },
     });
     expect(Date.parse(seen!.createdAt)).not.toBeNaN();
@@ -67,7 +68,7 @@ describe.skipIf(!engineAvailable())('peek', () => {
       ready: false,
       state: 'running',
       rawState: 'running',
-      image: TEST_IMAGE,
+      image: reportedImage(TEST_IMAGE),
       createdAt: expect.any(String),
       owner: null,
       ports: {},

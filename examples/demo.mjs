@@ -65,7 +65,8 @@ async function second(sessionId, image) {
     return;
   } catch (error) {
     if (!BerthError.isInstance(error)) throw error;
-    say(`createSession refused: ${error.code} (container ${error.details.name}, managed: ${error.details.managed}); its setup never ran`);
+    const { details } = /** @type {import('../index.mjs').BerthError & { details: { name?: string, managed?: boolean } }} */ (error);
+    say(`createSession refused: ${error.code} (container ${details.name}, managed: ${details.managed}); its setup never ran`);
   }
   const adopted = await resumeSession({ sessionId });
   say(`resumeSession -> ownership: ${adopted.ownership}; owner pid ${adopted.owner?.pid} is ${adopted.owner?.liveness}`);

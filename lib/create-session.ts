@@ -5,7 +5,8 @@ import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { Session } from './session';
 import type { CreateSessionOptions } from './types';
-import { expectObject, expectOptionalSignal, expectString } from './validate';
+import { progressCallback } from './pull-progress';
+import { compact, expectObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
 
 /**
  * Creates a fresh session: a new container under the derived name, started, set up, ready.
@@ -20,11 +21,13 @@ import { expectObject, expectOptionalSignal, expectString } from './validate';
  *
  * The returned session has `ownership: 'created'`: its `remove()` removes the container.
  *
- * Engine API: `POST /images/create` (only when the image is missing), `POST /containers/create?name=…`,
+ * Pulls a missing image first (see {@link ensureImage}; `onPullProgress` observes it, `platform`
+ * picks the image's platform). Engine API: `POST /images/create` (only when the image is missing), `POST /containers/create?name=…`,
  * `POST /containers/{id}/start`, then per setup command `POST /containers/{id}/exec`,
  * `POST /exec/{id}/start`, `GET /exec/{id}/json`; on failure `DELETE /containers/{id}?force=1&v=1`.
  *
- * @param options The create spec (see {@link CreateSessionOptions}); sizes in bytes.
+ * @param options The create spec (see {@link CreateSessionOptions}); sizes in bytes; engine
+ *   selection (`engine`, `socketPath`, `connectTimeoutMs`); pull options (`platform`, `onPullProgress`).
  * @returns The session handle.
  * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
  * @throws SessionExistsError `E_SESSION_EXISTS` when the name is taken; `details` say by what.
@@ -47,16 +50,21 @@ import { expectObject, expectOptionalSignal, expectString } from './validate';
  */
 export async function createSession(options: CreateSessionOptions): Promise<Session> {
   expectObject(options, 'options');
-  const { abortSignal, engine, socketPath, ...spec } = options;
+  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, ...spec } = options;
   expectString(spec.sessionId, 'sessionId', { wellFormed: false });
   expectString(spec.image, 'image');
+  expectOptionalString(platform, 'platform');
   expectOptionalSignal(abortSignal, 'abortSignal');
-  const native = {
+  const onProgress = progressCallback(onPullProgress);
+  const native = compact({
     ...toNativeSpec(spec),
-    ...engineOptions({ engine, socketPath }),
-  } as Parameters<NativeBinding['createSession']>[0];
+    platform,
+    ...engineOptions({ engine, socketPath, connectTimeoutMs }),
+  }) as Parameters<NativeBinding['createSession']>[0];
   const session = await callNative(() =>
-    withAbort(abortSignal, 'createSession', (token) => loadBinding().createSession(native, token)),
+    withAbort(abortSignal, 'createSession', (token) =>
+      loadBinding().createSession(native, token, onProgress),
+    ),
   );
   return new Session(session);
 }

@@ -1,5 +1,5 @@
 import type { EngineOption, EngineOptions } from './types';
-import { compact, expectOptionalObject, expectOptionalString, invalid } from './validate';
+import { compact, expectOptionalNumber, expectOptionalObject, expectOptionalString, invalid } from './validate';
 
 const ENGINE_NAMES = ['docker', 'podman'] as const;
 const PLATFORMS = ['linux', 'darwin', 'win32'] as const;
@@ -8,27 +8,43 @@ function isEngineName(value: unknown): boolean {
   return typeof value === 'string' && (ENGINE_NAMES as readonly string[]).includes(value);
 }
 
+/** The engine selection as the native options take it. */
+export interface NativeEngineOptions {
+  engine?: string | Record<string, string>;
+  socketPath?: string;
+  connectTimeoutMs?: number;
+}
+
 /**
- * Checks `engine` and `socketPath` and returns them as the native options expect them.
- * `engine` is passed through as given; the native core resolves it (SPEC §4 precedence).
+ * Checks `engine`, `socketPath` and `connectTimeoutMs` and returns them as the native
+ * options expect them (a per-platform map without its `undefined` entries). The native core
+ * resolves `engine` for this platform (SPEC §4 precedence) and rejects an engine this
+ * platform does not support.
  *
  * @throws InvalidArgumentError `E_INVALID_ARGUMENT` naming the valid values for an unknown
  * engine name or platform key.
  */
-export function engineOptions(options: EngineOptions): { engine?: EngineOption; socketPath?: string } {
-  const { engine, socketPath } = options;
+export function engineOptions(options: EngineOptions): NativeEngineOptions {
+  const { engine, socketPath, connectTimeoutMs } = options;
   expectOptionalString(socketPath, 'socketPath');
-  if (engine !== undefined && !isEngineName(engine)) {
-    if (typeof engine === 'string') invalid('engine', `unknown engine '${engine}'; expected one of ${ENGINE_NAMES.join(', ')}`);
-    expectOptionalObject(engine, 'engine');
-    for (const [platform, name] of Object.entries(engine)) {
-      if (!(PLATFORMS as readonly string[]).includes(platform)) {
-        invalid(`engine.${platform}`, `unknown platform; expected one of ${PLATFORMS.join(', ')}`);
-      }
-      if (name !== undefined && !isEngineName(name)) {
-        invalid(`engine.${platform}`, `unknown engine ${JSON.stringify(name)}; expected one of ${ENGINE_NAMES.join(', ')}`);
-      }
+  expectOptionalNumber(connectTimeoutMs, 'connectTimeoutMs', { min: 1 });
+  return compact({ engine: checkEngine(engine), socketPath, connectTimeoutMs });
+}
+
+function checkEngine(engine: EngineOption | undefined): string | Record<string, string> | undefined {
+  if (engine === undefined || isEngineName(engine)) return engine as string | undefined;
+  if (typeof engine === 'string') invalid('engine', `unknown engine '${engine}'; expected one of ${ENGINE_NAMES.join(', ')}`);
+  expectOptionalObject(engine, 'engine');
+  const map: Record<string, string> = {};
+  for (const [platform, name] of Object.entries(engine as Record<string, unknown>)) {
+    if (!(PLATFORMS as readonly string[]).includes(platform)) {
+      invalid(`engine.${platform}`, `unknown platform; expected one of ${PLATFORMS.join(', ')}`);
     }
+    if (name === undefined) continue;
+    if (!isEngineName(name)) {
+      invalid(`engine.${platform}`, `unknown engine ${JSON.stringify(name)}; expected one of ${ENGINE_NAMES.join(', ')}`);
+    }
+    map[platform] = name as string;
   }
-  return compact({ engine, socketPath });
+  return map;
 }

@@ -1,5 +1,7 @@
 export { containerName, DEFAULT_PREFIX } from './container-name';
 export { createSession } from './create-session';
+export { engineInfo } from './engine-info';
+export { ensureImage } from './ensure-image';
 export {
   AbortedError,
   BerthError,
@@ -43,9 +45,11 @@ export { listTemplates, pruneTemplates, removeTemplate, TEMPLATE_REPO, type Temp
 export type {
   CreateSessionOptions,
   CreateSpec,
+  EngineInfo,
   EngineName,
   EngineOption,
   EngineOptions,
+  EnsureImageOptions,
   ExecOptions,
   ExecResult,
   Holder,
@@ -57,6 +61,8 @@ export type {
   Ownership,
   PeekOptions,
   PeekResult,
+  PullOptions,
+  PullProgress,
   ReadFileOptions,
   ReapEntry,
   ReapOptions,

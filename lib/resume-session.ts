@@ -55,7 +55,7 @@ import {
  */
 export async function resumeSession(options: ResumeSessionOptions): Promise<Session> {
   expectObject(options, 'options');
-  const { sessionId, prefix, exclusive, takeOver, spec, onDrift, abortSignal, engine, socketPath } = options;
+  const { sessionId, prefix, exclusive, takeOver, spec, onDrift, abortSignal, engine, socketPath, connectTimeoutMs } = options;
   expectString(sessionId, 'sessionId', { wellFormed: false });
   expectOptionalString(prefix, 'prefix', { wellFormed: false });
   expectOptionalBoolean(exclusive, 'exclusive');
@@ -72,7 +72,7 @@ export async function resumeSession(options: ResumeSessionOptions): Promise<Sess
     takeOver,
     spec: spec === undefined ? undefined : toNativeSpec(spec, 'spec.'),
     onDrift,
-    ...engineOptions({ engine, socketPath }),
+    ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as Parameters<NativeBinding['resumeSession']>[0];
   const session = await callNative(() =>
     withAbort(abortSignal, 'resumeSession', (token) => loadBinding().resumeSession(native, token)),

@@ -1,5 +1,5 @@
 import { loadBinding } from './binding';
-import { engineOptions } from './engine-option';
+import { engineOptions, type NativeEngineOptions } from './engine-option';
 import { callNative } from './native-call';
 import type { EngineOptions } from './types';
 import { compact, expectOptionalObject, expectOptionalStringRecord, expectString } from './validate';
@@ -29,7 +29,7 @@ export interface TemplateOptions extends EngineOptions {
   labels?: Record<string, string>;
 }
 
-function nativeOptions(options: TemplateOptions): { socketPath?: string; labels?: Record<string, string> } {
+function nativeOptions(options: TemplateOptions): NativeEngineOptions & { labels?: Record<string, string> } {
   expectOptionalObject(options, 'options');
   expectOptionalStringRecord(options.labels, 'labels');
   return compact({ labels: options.labels, ...engineOptions(options) });

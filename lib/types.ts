@@ -13,12 +13,60 @@ export type EngineName = 'docker' | 'podman';
  */
 export type EngineOption = EngineName | Partial<Record<'linux' | 'darwin' | 'win32', EngineName>>;
 
-/** Where the engine is; both optional, discovery fills the rest. */
+/** Where the engine is; all optional, discovery fills the rest (SPEC §4 precedence). */
 export interface EngineOptions {
   /** Engine name or per-platform map. @default discovered */
   engine?: EngineOption;
-  /** Path of the engine's unix socket, e.g. `/var/run/docker.sock`; wins over everything else. */
+  /**
+   * The engine's endpoint: a unix socket path (`/var/run/docker.sock`) or a URL
+   * (`unix:///run/podman/podman.sock`, `tcp://10.0.0.5:2375`); wins over everything else.
+   */
   socketPath?: string;
+  /** How long the engine's first answer may take before `E_ENGINE_UNAVAILABLE`, in milliseconds. @default 10000 */
+  connectTimeoutMs?: number;
+}
+
+/** One image pull progress event, as the engine reports it (Podman reports few). */
+export interface PullProgress {
+  /** The layer (or tag) the event is about; null when the event names none. */
+  layer: string | null;
+  /** Bytes of that layer done so far; null when not reported. */
+  current: number | null;
+  /** The layer's size in bytes; null when not reported. */
+  total: number | null;
+  /** The engine's status word: `'Pulling fs layer'`, `'Downloading'`, `'Pull complete'`, ... */
+  status: string;
+}
+
+/** How to pull an image that is missing. */
+export interface PullOptions {
+  /** `os/arch[/variant]` to pull (and create) for, e.g. `'linux/amd64'`. @default the engine's */
+  platform?: string;
+  /**
+   * Called for each progress event of a pull (never when the image is already present).
+   * Runs on the main thread; an exception it throws is reported as a process warning and
+   * does not stop the pull. It does not keep Node alive by itself.
+   */
+  onPullProgress?: (progress: PullProgress) => void;
+}
+
+/** Options of {@link ensureImage}. */
+export interface EnsureImageOptions extends PullOptions, EngineOptions {}
+
+/** What {@link engineInfo} reports about the engine the options select. */
+export interface EngineInfo {
+  /** `'docker'` or `'podman'` (from the engine's `/version` components). */
+  kind: EngineName;
+  /** The engine's version, e.g. `'20.10.24+dfsg1'` or `'4.3.1'`. */
+  version: string;
+  /** The negotiated Engine API version, e.g. `'1.41'`. */
+  apiVersion: string;
+  /** The endpoint in use, e.g. `'unix:///var/run/docker.sock'` or `'tcp://10.0.0.5:2375'`. */
+  endpoint: string;
+  /** Whether the engine runs rootless. */
+  rootless: boolean;
+  /** Whether the engine is reached over the network (published ports live on its host). */
+  remote: boolean;
 }
 
 /**
@@ -207,7 +255,7 @@ export interface CreateSpec {
 }
 
 /** Options of {@link createSession}. */
-export interface CreateSessionOptions extends CreateSpec, EngineOptions {
+export interface CreateSessionOptions extends CreateSpec, EngineOptions, PullOptions {
   /** Aborts the create; whatever was created is removed by id before the promise rejects. */
   abortSignal?: AbortSignal;
 }

@@ -1,7 +1,7 @@
 //! Create: a fresh session container, never adopted; rolled back by id on any failure after creation.
 //!
 //! Engine calls, in order: `GET /images/{image}/json` (and `POST /images/create` when
-//! missing), `POST /containers/create?name=<name>` (the engine's name uniqueness is
+//! missing, see [`crate::image`]), `POST /containers/create?name=<name>` (the engine's name uniqueness is
 //! the lock), `POST /containers/{id}/start`, one exec per setup command, then
 //! `POST /volumes/create` for the readiness record and for the creator's holder record.
 
@@ -11,16 +11,17 @@ use std::time::SystemTime;
 use bollard::models::{
     ContainerCreateBody, HostConfig, Mount as EngineMount, MountType, PortBinding,
 };
-use bollard::query_parameters::{CreateContainerOptionsBuilder, CreateImageOptionsBuilder};
-use futures_util::StreamExt;
+use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
 use crate::container::{inspect, Facts};
+use crate::discovery::EngineKind;
 use crate::engine::{self, status, Engine, EngineOptions};
 use crate::errors::{Error, Holder, Result};
 use crate::exec::{self, ExecOptions};
 use crate::hold;
 use crate::holders::Role;
+use crate::image::{ensure_image, PullOptions};
 use crate::naming::{container_name, DEFAULT_PREFIX};
 use crate::session::{Ownership, Session};
 use crate::spec::{validate_prefix, validate_session_id, CreateSpec};
@@ -58,7 +59,11 @@ pub async fn create_session(
     let name = container_name(&spec.session_id, Some(&prefix_units));
     let engine = guard(cancel, OPERATION, engine::connect(engine_opts)).await?;
     cleanup::retry_pending(&engine).await;
-    guard(cancel, OPERATION, ensure_image(&engine, &spec.image)).await?;
+    let pull = PullOptions {
+        platform: spec.platform.clone(),
+        on_progress: spec.on_pull_progress.clone(),
+    };
+    guard(cancel, OPERATION, ensure_image(&engine, &spec.image, &pull)).await?;
     if cancel.is_cancelled() {
         return Err(Error::aborted(OPERATION));
     }
@@ -69,7 +74,11 @@ pub async fn create_session(
         spec,
         labels::encode(spec, &session_id, &prefix, owner, &created_at),
     );
-    let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+    let mut opts = CreateContainerOptionsBuilder::default().name(&name);
+    if let Some(p) = &spec.platform {
+        opts = opts.platform(p);
+    }
+    let opts = opts.build();
     // Not raced against the abort signal: a dropped create could leave a container nobody knows.
     let id = match engine.docker.create_container(Some(opts), body).await {
         Ok(r) => r.id,
@@ -191,13 +200,34 @@ async fn create_failure(
             };
         }
     }
-    if code == Some(404) {
-        return Error::ImageNotFound {
+    let err = engine.error("create container", e);
+    match (code, err) {
+        (Some(404), err) => Error::ImageNotFound {
             image: image.into(),
-            reason: engine.error("create container", e).to_string(),
-        };
+            reason: err.to_string(),
+        },
+        // Not a taken name (the inspect above found none). Podman refuses the create itself
+        // when its init binary is missing: say how to fix that beside the engine's message.
+        (
+            Some(500),
+            Error::Engine {
+                operation,
+                status,
+                message,
+            },
+        ) if engine.kind == EngineKind::Podman => Error::Engine {
+            operation,
+            status,
+            message: with_init_hint(&message),
+        },
+        (_, err) => err,
     }
-    engine.error("create container", e)
+}
+
+/// The message of a create Podman refused (HTTP 500) while the name was free: the engine's
+/// own message plus how to fix a missing init binary, Podman's usual reason.
+pub fn with_init_hint(message: &str) -> String {
+    format!("{message} (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)")
 }
 
 /// How long a create that lost the name waits for the holder to become inspectable, in milliseconds.
@@ -214,59 +244,6 @@ fn exists(session_id: &str, f: &Facts) -> Error {
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
             owner: f.owner_json(),
         },
-    }
-}
-
-/// Makes sure `image` is present: `GET /images/{image}/json`, else `POST /images/create`.
-/// A failed pull (errors arrive inside the 200 stream) is `E_IMAGE_NOT_FOUND`.
-pub async fn ensure_image(engine: &Engine, image: &str) -> Result<()> {
-    match engine.docker.inspect_image(image).await {
-        Ok(_) => return Ok(()),
-        Err(e) if status(&e) == Some(404) => {}
-        Err(e) => return Err(engine.error("inspect image", e)),
-    }
-    let (repo, tag) = split_reference(image);
-    let mut b = CreateImageOptionsBuilder::default().from_image(repo);
-    if let Some(t) = tag {
-        b = b.tag(t);
-    }
-    let mut stream = engine.docker.create_image(Some(b.build()), None, None);
-    let mut failure: Option<String> = None;
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(info) => {
-                if let Some(msg) = info.error_detail.and_then(|d| d.message) {
-                    failure.get_or_insert(msg);
-                }
-            }
-            Err(e) => {
-                failure.get_or_insert(engine.error("pull image", e).to_string());
-                break;
-            }
-        }
-    }
-    // A pull can report spurious stream errors after success: the image decides.
-    match engine.docker.inspect_image(image).await {
-        Ok(_) => Ok(()),
-        Err(e) if status(&e) == Some(404) => Err(Error::ImageNotFound {
-            image: image.into(),
-            reason: failure
-                .unwrap_or_else(|| "the pull finished but the image is not present".into()),
-        }),
-        Err(e) => Err(engine.error("inspect image", e)),
-    }
-}
-
-/// Splits `repo[:tag][@digest]` into the pull's `fromImage` and `tag`; a digest stays in
-/// `fromImage`. No tag means `latest` (never "all tags").
-fn split_reference(image: &str) -> (&str, Option<&str>) {
-    if image.contains('@') {
-        return (image, None);
-    }
-    let last_slash = image.rfind('/').map_or(0, |i| i + 1);
-    match image[last_slash..].rfind(':') {
-        Some(i) => (&image[..last_slash + i], Some(&image[last_slash + i + 1..])),
-        None => (image, Some("latest")),
     }
 }
 
@@ -334,18 +311,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn references() {
-        assert_eq!(split_reference("busybox"), ("busybox", Some("latest")));
-        assert_eq!(split_reference("busybox:1.36"), ("busybox", Some("1.36")));
+    fn podman_create_refusals_say_how_to_fix_a_missing_init() {
         assert_eq!(
-            split_reference("localhost:5000/a/b"),
-            ("localhost:5000/a/b", Some("latest"))
+            with_init_hint("container create: container-init binary not found on the host"),
+            "container create: container-init binary not found on the host (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)"
         );
-        assert_eq!(
-            split_reference("localhost:5000/a/b:2"),
-            ("localhost:5000/a/b", Some("2"))
-        );
-        assert_eq!(split_reference("a@sha256:abc"), ("a@sha256:abc", None));
     }
 
     #[test]

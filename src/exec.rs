@@ -133,6 +133,10 @@ pub async fn exec(
                 Some(Ok(bollard::container::LogOutput::StdErr { message })) => append(&mut out.stderr, &message, cap, &mut out.truncated),
                 Some(Ok(bollard::container::LogOutput::StdOut { message } | bollard::container::LogOutput::Console { message })) => append(&mut out.stdout, &message, cap, &mut out.truncated),
                 Some(Ok(_)) => {}
+                // Podman resets the hijacked connection when the process exits with stdin bytes
+                // unread (podman #7360): the stream ended; the exit code comes from inspect.
+                Some(Err(e)) if opts.stdin.is_some()
+                    && crate::engine::io_kind(&e) == Some(std::io::ErrorKind::ConnectionReset) => break None,
                 Some(Err(e)) => break Some(engine.error("read exec output", e)),
             },
             _ = &mut sleep => break Some(Error::ExecTimeout {

@@ -15,7 +15,7 @@ use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use futures_util::{Stream, StreamExt};
 use tokio::io::AsyncWrite;
 
-use crate::engine::Engine;
+use crate::engine::{status, Engine};
 use crate::errors::{Error, Result};
 
 /// The env variable that marks every process of one exec.
@@ -61,7 +61,7 @@ pub struct Launched {
 /// Creates and starts an exec in container `id` with a fresh marker.
 ///
 /// `POST /containers/{id}/exec` then `POST /exec/{exec id}/start` (attached, `Tty: false`).
-/// Errors: `E_ENGINE` (for example 409 when the container is not running),
+/// Errors: `E_ENGINE` (409 when the container is not running, on Docker and Podman alike),
 /// `E_ENGINE_UNAVAILABLE`.
 pub async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Launched> {
     let marker = hex::encode(rand::random::<[u8; 12]>());
@@ -81,12 +81,10 @@ pub async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Laun
         working_dir: spec.cwd.map(str::to_string),
         ..Default::default()
     };
-    let exec_id = engine
-        .docker
-        .create_exec(id, create)
-        .await
-        .map_err(|e| engine.error("create exec", e))?
-        .id;
+    let exec_id = match engine.docker.create_exec(id, create).await {
+        Ok(r) => r.id,
+        Err(e) => return Err(create_exec_failure(engine, id, e).await),
+    };
     let started = engine
         .docker
         .start_exec(
@@ -112,6 +110,31 @@ pub async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Laun
         output,
         input,
     })
+}
+
+/// Classifies a refused `POST /containers/{id}/exec`. Docker answers 409 for a container
+/// that is not running, Podman 500: both are confirmed by inspecting the container and
+/// reported alike, as `E_ENGINE` with status 409 and the container's state.
+async fn create_exec_failure(engine: &Engine, id: &str, e: bollard::errors::Error) -> Error {
+    if !matches!(status(&e), Some(409) | Some(500)) {
+        return engine.error("create exec", e);
+    }
+    match crate::container::inspect(engine, id).await {
+        Ok(Some(c)) if c.state.as_ref().and_then(|s| s.running) != Some(true) => Error::Engine {
+            operation: "create exec".into(),
+            status: Some(409),
+            message: format!(
+                "container `{}` is not running (state {})",
+                c.name.as_deref().unwrap_or(id).trim_start_matches('/'),
+                if c.raw_state.is_empty() {
+                    "unknown"
+                } else {
+                    &c.raw_state
+                }
+            ),
+        },
+        _ => engine.error("create exec", e),
+    }
 }
 
 /// Reads the exit code after the streams closed; polls briefly while the engine still says running.

@@ -1,10 +1,8 @@
 //! List: berth-managed containers by exact label filters, each with readiness, owner and holders.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use bollard::query_parameters::ListContainersOptionsBuilder;
-
-use crate::container::{inspect, Facts};
+use crate::container::{inspect, list_by_labels, Facts};
 use crate::engine::{self, Engine, EngineOptions};
 use crate::errors::{Error, Result};
 use crate::holders::{duty, Record};
@@ -67,20 +65,11 @@ pub struct Listing {
     pub duty_generation: u64,
 }
 
-/// Ids of the managed containers in `scope`, any state.
+/// Ids of the managed containers in `scope`, any state (Podman's own state words included).
 /// `GET /containers/json?all=true&filters={"label":[...]}`.
 pub async fn managed_ids(engine: &Engine, scope: &Scope) -> Result<Vec<String>> {
-    let filters = HashMap::from([("label".to_string(), scope.filters()?)]);
-    let opts = ListContainersOptionsBuilder::default()
-        .all(true)
-        .filters(&filters)
-        .build();
-    let list = engine
-        .docker
-        .list_containers(Some(opts))
-        .await
-        .map_err(|e| engine.error("list containers", e))?;
-    Ok(list.into_iter().filter_map(|c| c.id).collect())
+    let list = list_by_labels(engine, &scope.filters()?).await?;
+    Ok(list.into_iter().filter_map(|l| l.summary.id).collect())
 }
 
 /// Inspects each managed container of `scope` and reads every record once; containers
@@ -118,7 +107,7 @@ pub async fn list_sessions(scope: &Scope, engine_opts: &EngineOptions) -> Result
         .map(|(f, recs)| {
             let duty_generation = duty(f.owner(), &recs.holds).generation();
             Listing {
-                peek: PeekResult::from_facts(f, recs.ready),
+                peek: PeekResult::from_facts(&engine, f, recs.ready),
                 holders: recs.holds,
                 duty_generation,
             }

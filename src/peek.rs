@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::container::{inspect, Facts};
-use crate::engine::{self, EngineOptions};
+use crate::engine::{self, Engine, EngineOptions};
 use crate::errors::Result;
 use crate::identity::Owner;
 use crate::naming::{container_name, DEFAULT_PREFIX};
@@ -61,12 +61,13 @@ pub async fn peek(
         Some(_) => records::is_ready(&engine, &f.id).await?,
         None => false,
     };
-    Ok(Some(PeekResult::from_facts(f, ready)))
+    Ok(Some(PeekResult::from_facts(&engine, f, ready)))
 }
 
 impl PeekResult {
-    /// The result for inspected facts and the readiness read from the records.
-    pub fn from_facts(f: Facts, ready: bool) -> Self {
+    /// The result for inspected facts and the readiness read from the records. Published
+    /// ports are addresses reachable from this process (a remote engine's host, not 127.0.0.1).
+    pub fn from_facts(engine: &Engine, f: Facts, ready: bool) -> Self {
         PeekResult {
             owner: f.owner().cloned(),
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
@@ -78,7 +79,11 @@ impl PeekResult {
             raw_state: f.raw_state,
             image: f.image,
             created_at: f.created_at,
-            ports: f.ports,
+            ports: f
+                .ports
+                .into_iter()
+                .map(|(k, v)| (k, engine.reachable_address(&v)))
+                .collect(),
         }
     }
 }

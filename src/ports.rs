@@ -11,7 +11,8 @@ pub const PORT_RETRIES: u32 = 20;
 /// Pause between those reads, in milliseconds.
 pub const PORT_RETRY_MS: u64 = 100;
 
-/// `"127.0.0.1:49153"` for container port `port`/tcp of container `id`.
+/// `"127.0.0.1:49153"` for container port `port`/tcp of container `id`; for a remote
+/// engine (`tcp://host:port`) the engine's host instead of a loopback address.
 ///
 /// Reads `GET /containers/{id}/json` (`NetworkSettings.Ports`), retrying briefly while
 /// the engine has not filled the mapping. Errors: `E_INVALID_ARGUMENT` when the port
@@ -43,7 +44,7 @@ pub async fn host_address(
         }
         let facts = Facts::from_inspect(&c);
         if let Some(addr) = facts.ports.get(&key) {
-            return Ok(addr.clone());
+            return Ok(engine.reachable_address(addr));
         }
         if !matches!(facts.state, "running" | "restarting") {
             return Err(Error::Engine {

@@ -128,9 +128,17 @@ pub async fn list(
         .list_volumes(Some(opts))
         .await
         .map_err(|e| engine.error("list session records", e))?;
+    // Podman (4.3) ORs several `label` filters on volumes where Docker ANDs them: check
+    // every label here too, or a container's records would include everybody's.
     Ok(r.volumes
         .unwrap_or_default()
         .into_iter()
+        .filter(|v| {
+            v.labels.contains_key(RECORD_KIND)
+                && container_id.is_none_or(|id| {
+                    v.labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(id)
+                })
+        })
         .map(|v| (v.name, v.labels))
         .collect())
 }

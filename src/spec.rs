@@ -80,6 +80,10 @@ pub struct CreateSpec {
     pub limits: Limits,
     /// Hardening options.
     pub security: Security,
+    /// `os/arch[/variant]` to pull and create for (`linux/amd64`); the engine's own by default.
+    pub platform: Option<String>,
+    /// Receives image pull progress when the image has to be pulled.
+    pub on_pull_progress: Option<crate::image::ProgressSink>,
 }
 
 impl CreateSpec {
@@ -167,6 +171,9 @@ impl CreateSpec {
             if p < 1 {
                 return Err(Error::invalid("pidsLimit", "must be at least 1"));
             }
+        }
+        if let Some(p) = &self.platform {
+            crate::image::validate_platform(p)?;
         }
         for (i, c) in self.security.cap_drop.iter().enumerate() {
             if c.is_empty() || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
@@ -568,6 +575,36 @@ mod tests {
         ] {
             assert!(validate_image(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn mount_sources_are_not_checked_on_this_filesystem() {
+        // The engine may be remote: only the engine can say whether a host path exists.
+        let s = CreateSpec {
+            mounts: vec![Mount {
+                source: "/nonexistent/berth/on/this/machine".into(),
+                target: "/work".into(),
+                read_only: true,
+            }],
+            ..spec()
+        };
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn platforms_are_checked() {
+        let ok = CreateSpec {
+            platform: Some("linux/arm64/v8".into()),
+            ..spec()
+        };
+        assert!(ok.validate().is_ok());
+        let bad = CreateSpec {
+            platform: Some("arm64".into()),
+            ..spec()
+        };
+        assert!(
+            matches!(bad.validate(), Err(Error::InvalidArgument { field, .. }) if field == "platform")
+        );
     }
 
     #[test]

@@ -1,29 +1,24 @@
-// Raw Docker Engine API requests over the unix socket, for tests: creating a foreign container
-// by hand, listing by label, inspecting, removing. Never the docker CLI, never a pull.
+// Raw Docker Engine API requests over the unix socket of the engine under test (Docker or
+// Podman, see test-engine.mjs), for tests: creating a foreign container by hand, listing by
+// label, inspecting, removing. Never the docker CLI, never a pull.
 import http from 'node:http';
+import { testSocketPath } from './test-engine.mjs';
 
-/** Engine API version the helpers address (Debian's Docker 20.10 speaks 1.41). */
+/** Engine API version the helpers address (Debian's Docker 20.10 and Podman 4.3 speak 1.41). */
 export const ENGINE_API_VERSION = 'v1.41';
-const DEFAULT_SOCKET_PATH = '/var/run/docker.sock';
 const DEFAULT_TIMEOUT_MS = 120_000;
 
 /** @typedef {{ socketPath?: string }} SocketOptions */
 /** @typedef {{ status: number, body: any, text: string, raw: Buffer }} EngineResponse */
 
 /**
- * The engine socket: `socketPath` if given, else `DOCKER_HOST` when it is `unix://...`,
- * else `/var/run/docker.sock`.
+ * The engine socket: `socketPath` if given, else the engine under test's (see
+ * {@link testSocketPath}: BERTH_TEST_SOCKET, Podman's CI socket, DOCKER_HOST, /var/run/docker.sock).
  * @param {string} [socketPath]
  * @returns {string}
  */
 export function resolveSocketPath(socketPath) {
-  if (socketPath) return socketPath;
-  const host = process.env.DOCKER_HOST;
-  if (host) {
-    if (!host.startsWith('unix://')) throw new Error(`test helpers only speak unix sockets; DOCKER_HOST=${host}`);
-    return host.slice('unix://'.length);
-  }
-  return DEFAULT_SOCKET_PATH;
+  return socketPath || testSocketPath();
 }
 
 /**

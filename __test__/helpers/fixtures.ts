@@ -2,6 +2,7 @@ import { test as base } from 'vitest';
 import type { Session } from '../../index.mjs';
 import { createContainer, removeContainer, startContainer } from './engine-http.mjs';
 import { testLabels, testSessionId } from './run-label.mjs';
+import { testEngine } from './test-engine.mjs';
 import { TEST_IMAGE } from './test-image.mjs';
 
 /** Options of the {@link SessionFixtures.handMade} fixture. */
@@ -18,6 +19,8 @@ export interface SessionFixtures {
   sessionId: string;
   /** `{ 'berth.test-run': <id> }`: pass as `labels` to every createSession. */
   labels: Record<string, string>;
+  /** `{ socketPath }` of the engine under test (BERTH_TEST_ENGINE): spread into every berth call. */
+  engine: { socketPath: string };
   /** Registers a session for removal (by its own handle, `force: true`) when the test ends; returns it. */
   track: <S extends Session>(session: S) => S;
   /**
@@ -35,8 +38,8 @@ export interface SessionFixtures {
  *
  * @example
  * ```ts
- * sessionTest('exec', async ({ sessionId, labels, track }) => {
- *   const session = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
+ * sessionTest('exec', async ({ engine, sessionId, labels, track }) => {
+ *   const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
  * });
  * ```
  */
@@ -44,6 +47,10 @@ export const sessionTest = base.extend<SessionFixtures>({
   // eslint-disable-next-line no-empty-pattern
   sessionId: async ({}, use) => {
     await use(testSessionId('t'));
+  },
+  // eslint-disable-next-line no-empty-pattern
+  engine: async ({}, use) => {
+    await use(testEngine());
   },
   // eslint-disable-next-line no-empty-pattern
   labels: async ({}, use) => {

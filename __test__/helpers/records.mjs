@@ -16,7 +16,10 @@ export async function listVolumes(labels, { socketPath } = {}) {
   const query = encodeURIComponent(JSON.stringify(labelFilter(labels)));
   const res = await engineRequest('GET', `/volumes?filters=${query}`, { socketPath });
   if (res.status !== 200) throw new Error(`list volumes: HTTP ${res.status} ${res.text}`);
-  return res.body.Volumes ?? [];
+  // Podman ORs several label filters on volumes (Docker ANDs them): check each label here too.
+  return (res.body.Volumes ?? []).filter((/** @type {any} */ v) =>
+    Object.entries(labels).every(([k, value]) => (value == null ? k in (v.Labels ?? {}) : v.Labels?.[k] === value)),
+  );
 }
 
 /**

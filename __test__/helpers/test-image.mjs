@@ -139,7 +139,7 @@ export async function testImageExists({ socketPath } = {}) {
 
 /**
  * Makes sure `berth-test/busybox:1` exists, importing it when absent, of another revision, or `force`d:
- * `POST /images/create?fromSrc=-&repo=berth-test/busybox&tag=1` with the rootfs tar as body.
+ * `POST /images/create?fromSrc=-&repo=berth-test/busybox:1` with the rootfs tar as body.
  * @param {{ socketPath?: string, force?: boolean }} [options]
  * @returns {Promise<string>} The image reference.
  */
@@ -149,7 +149,8 @@ export async function ensureTestImage({ socketPath, force = false } = {}) {
   const changes = [`ENV ${PATH_ENV}`, 'CMD ["sh"]', `LABEL ${REVISION_LABEL}=${TEST_IMAGE_REVISION}`].map((c) => `&changes=${encodeURIComponent(c)}`).join('');
   const res = await engineRequest(
     'POST',
-    `/images/create?fromSrc=-&repo=${encodeURIComponent(TEST_IMAGE_REPO)}&tag=${TEST_IMAGE_TAG}${changes}`,
+    // The tag rides in `repo`: Podman ignores the `tag` parameter of an import.
+    `/images/create?fromSrc=-&repo=${encodeURIComponent(TEST_IMAGE)}${changes}`,
     { body, socketPath, headers: { 'Content-Type': 'application/x-tar' } },
   );
   // Errors can arrive inside a 200 as a JSON progress line carrying `error` / `errorDetail`.

@@ -1,16 +1,21 @@
-//! Exported functions: containerName, createSession, resumeSession, peek.
+//! Exported functions: containerName, createSession, resumeSession, peek, ensureImage, engineInfo.
 
-use napi::bindgen_prelude::{PromiseRaw, Utf16String};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{PromiseRaw, Unknown, Utf16String};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi_derive::napi;
 
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use super::options::{
-    BindingCreateOptions, BindingPeekOptions, BindingPeekResult, BindingResumeOptions,
+    engine_options, BindingCreateOptions, BindingEngineInfo, BindingEngineOptions,
+    BindingEnsureImageOptions, BindingPeekOptions, BindingPeekResult, BindingPullProgress,
+    BindingResumeOptions,
 };
 use super::session::BindingSession;
-use crate::engine::EngineOptions;
+use crate::image::ProgressSink;
 use crate::naming::{container_name as derive_name, DEFAULT_PREFIX};
 
 /// The container name of a session: pure, exact over UTF-16 code units (lone surrogates too).
@@ -26,16 +31,21 @@ pub fn container_name(session_id: Utf16String, prefix: Option<Utf16String>) -> S
 /// Engine API: `POST /containers/create`, `POST /containers/{id}/start`, execs, `POST /volumes/create`.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_SESSION_EXISTS`,
 /// `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
-#[napi(ts_return_type = "Promise<BindingSession>")]
+#[napi(
+    ts_args_type = "options: BindingCreateOptions, token?: CancelToken | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
+    ts_return_type = "Promise<BindingSession>"
+)]
 pub fn create_session<'e>(
     env: &'e Env,
     options: BindingCreateOptions,
     token: Option<&CancelToken>,
+    on_pull_progress: Option<PullProgressFn>,
 ) -> napi::Result<PromiseRaw<'e, BindingSession>> {
     let converted = options.into_core();
     let cancel = token_of(token);
     env.spawn_future(async move {
-        let (spec, engine) = js(converted)?;
+        let (mut spec, engine) = js(converted)?;
+        spec.on_pull_progress = on_pull_progress.map(sink);
         js(crate::create::create_session(&spec, &engine, &cancel).await).map(BindingSession::new)
     })
 }
@@ -70,13 +80,76 @@ pub fn peek<'e>(
     session_id: Utf16String,
     options: Option<BindingPeekOptions>,
 ) -> napi::Result<PromiseRaw<'e, Option<BindingPeekResult>>> {
-    let (prefix, socket_path) = options
-        .map(|o| (o.prefix, o.socket_path))
-        .unwrap_or((None, None));
+    let (prefix, engine) = match options {
+        Some(o) => (
+            o.prefix,
+            engine_options(o.socket_path, o.engine, o.connect_timeout_ms),
+        ),
+        None => (None, Ok(Default::default())),
+    };
     let id = session_id.to_vec();
     let prefix = prefix.map(|p| p.to_vec());
     env.spawn_future(async move {
-        let engine = EngineOptions { socket_path };
+        let engine = js(engine)?;
         js(crate::peek::peek(&id, prefix.as_deref(), &engine).await).map(|p| p.map(Into::into))
+    })
+}
+
+/// A JS progress callback: weak (it never keeps Node alive by itself), called without an
+/// error argument, its return value ignored. Dropped when the pull's spec is dropped.
+pub type PullProgressFn = ThreadsafeFunction<
+    BindingPullProgress,
+    Unknown<'static>,
+    BindingPullProgress,
+    napi::Status,
+    false,
+    true,
+>;
+
+fn sink(f: PullProgressFn) -> ProgressSink {
+    let f = Arc::new(f);
+    ProgressSink(Arc::new(move |p| {
+        f.call(p.into(), ThreadsafeFunctionCallMode::NonBlocking);
+    }))
+}
+
+/// Makes sure an image is present, pulling it when missing; see the TypeScript `ensureImage`.
+///
+/// Engine API: `GET /images/{image}/json`, `POST /images/create?fromImage=&tag=&platform=`.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_ENGINE`.
+#[napi(
+    ts_args_type = "image: string, options?: BindingEnsureImageOptions | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
+    ts_return_type = "Promise<void>"
+)]
+pub fn ensure_image<'e>(
+    env: &'e Env,
+    image: String,
+    options: Option<BindingEnsureImageOptions>,
+    on_pull_progress: Option<PullProgressFn>,
+) -> napi::Result<PromiseRaw<'e, ()>> {
+    let converted = options
+        .map(BindingEnsureImageOptions::into_core)
+        .unwrap_or_else(|| Ok(Default::default()));
+    env.spawn_future(async move {
+        let (engine, mut pull) = js(converted)?;
+        pull.on_progress = on_pull_progress.map(sink);
+        js(crate::image::ensure_image_at(&engine, &image, &pull).await)
+    })
+}
+
+/// Describes the engine the options select; see the TypeScript `engineInfo`.
+///
+/// Engine API: `GET /version`, `GET /info`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+#[napi(ts_return_type = "Promise<BindingEngineInfo>")]
+pub fn engine_info<'e>(
+    env: &'e Env,
+    options: Option<BindingEngineOptions>,
+) -> napi::Result<PromiseRaw<'e, BindingEngineInfo>> {
+    let converted = options
+        .map(BindingEngineOptions::into_core)
+        .unwrap_or_else(|| Ok(Default::default()));
+    env.spawn_future(async move {
+        let engine = js(converted)?;
+        js(crate::engine_info::engine_info(&engine).await).map(Into::into)
     })
 }

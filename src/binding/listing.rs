@@ -2,13 +2,12 @@
 
 use std::collections::HashMap;
 
-use napi::bindgen_prelude::{PromiseRaw, Utf16String};
+use napi::bindgen_prelude::{Either, PromiseRaw, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 
 use super::errors::js;
-use super::options::BindingPeekResult;
-use crate::engine::EngineOptions;
+use super::options::{engine_options, BindingPeekResult};
 use crate::holders::Record;
 use crate::list::{Listing, Scope};
 use crate::reap::{ReapEntry, ReapReport};
@@ -20,8 +19,12 @@ pub struct BindingListOptions {
     pub prefix: Option<Utf16String>,
     /// Only containers carrying all of these labels, exactly. @default none
     pub labels: Option<HashMap<String, String>>,
-    /// Engine unix socket path.
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// Options of `reapOrphans`.
@@ -33,8 +36,12 @@ pub struct BindingReapOptions {
     pub prefix: Option<Utf16String>,
     /// Only containers carrying all of these labels, exactly. @default none
     pub labels: Option<HashMap<String, String>>,
-    /// Engine unix socket path.
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// One holder or duty record of a session.
@@ -152,12 +159,13 @@ pub fn list_sessions<'e>(
         prefix: None,
         labels: None,
         socket_path: None,
+        engine: None,
+        connect_timeout_ms: None,
     });
     let scope = scope(o.prefix, o.labels);
-    let engine = EngineOptions {
-        socket_path: o.socket_path,
-    };
+    let engine = engine_options(o.socket_path, o.engine, o.connect_timeout_ms);
     env.spawn_future(async move {
+        let engine = js(engine)?;
         let list = js(crate::list::list_sessions(&scope, &engine).await)?;
         Ok(list
             .into_iter()
@@ -185,13 +193,14 @@ pub fn reap_orphans<'e>(
         prefix: None,
         labels: None,
         socket_path: None,
+        engine: None,
+        connect_timeout_ms: None,
     });
     let dry_run = o.dry_run.unwrap_or(false);
     let scope = scope(o.prefix, o.labels);
-    let engine = EngineOptions {
-        socket_path: o.socket_path,
-    };
+    let engine = engine_options(o.socket_path, o.engine, o.connect_timeout_ms);
     env.spawn_future(async move {
+        let engine = js(engine)?;
         let r: ReapReport = js(crate::reap::reap_orphans(dry_run, &scope, &engine).await)?;
         Ok(BindingReapReport {
             removed: r.removed.into_iter().map(entry_js).collect(),

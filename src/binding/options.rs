@@ -2,14 +2,17 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use napi::bindgen_prelude::{Buffer, Utf16String};
+use napi::bindgen_prelude::{Buffer, Either, Utf16String};
 use napi_derive::napi;
 
+use crate::discovery::EngineSelector;
 use crate::drift::{DriftSpec, OnDrift};
 use crate::engine::EngineOptions;
+use crate::engine_info::EngineInfo;
 use crate::errors::{Error, Result};
 use crate::exec::{ExecOptions, ExecOutput};
 use crate::identity::{liveness, Owner};
+use crate::image::{validate_platform, PullOptions, PullProgress};
 use crate::peek::PeekResult;
 use crate::resume::ResumeSpec;
 use crate::spec::{whole_number, CreateSpec, Limits, Mount, Security};
@@ -64,8 +67,14 @@ pub struct BindingCreateOptions {
     pub cpus: Option<f64>,
     /// Maximum number of processes.
     pub pids_limit: Option<f64>,
-    /// Engine unix socket path; wins over `DOCKER_HOST` and the default socket.
+    /// `os/arch[/variant]` to pull and create for (`linux/amd64`). @default the engine's
+    pub platform: Option<String>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// Options of `resumeSession`.
@@ -83,8 +92,12 @@ pub struct BindingResumeOptions {
     pub spec: Option<BindingResumeSpec>,
     /// `'report'` (drift listed on the session) or `'error'` (`E_SPEC_DRIFT`, nothing adopted). @default 'report'
     pub on_drift: Option<String>,
-    /// Engine unix socket path.
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// The create-spec fields a resume can compare (others are accepted and not compared).
@@ -118,8 +131,12 @@ pub struct BindingResumeSpec {
 pub struct BindingPeekOptions {
     /// Container name prefix. @default 'berth'
     pub prefix: Option<Utf16String>,
-    /// Engine unix socket path.
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// Options of `Session.exec`.
@@ -244,6 +261,125 @@ pub struct BindingRemoveResult {
     pub reason: Option<String>,
 }
 
+/// Where the engine is, for `engineInfo`.
+#[napi(object)]
+pub struct BindingEngineOptions {
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
+}
+
+/// Options of `ensureImage`.
+#[napi(object)]
+pub struct BindingEnsureImageOptions {
+    /// `os/arch[/variant]` to pull for (`linux/amd64`). @default the engine's
+    pub platform: Option<String>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
+}
+
+/// One image pull progress event.
+#[napi(object)]
+pub struct BindingPullProgress {
+    /// The layer (or tag) the event is about, when the engine names one.
+    pub layer: Option<String>,
+    /// Bytes of that layer done so far, when reported.
+    pub current: Option<f64>,
+    /// The layer's size in bytes, when reported.
+    pub total: Option<f64>,
+    /// The engine's status word (`Downloading`, `Pull complete`, ...).
+    pub status: String,
+}
+
+impl From<PullProgress> for BindingPullProgress {
+    fn from(p: PullProgress) -> Self {
+        BindingPullProgress {
+            layer: p.layer,
+            current: p.current.map(|c| c as f64),
+            total: p.total.map(|t| t as f64),
+            status: p.status,
+        }
+    }
+}
+
+/// What `engineInfo` reports.
+#[napi(object)]
+pub struct BindingEngineInfo {
+    /// `docker` or `podman`.
+    pub kind: String,
+    /// The engine's version (`20.10.24`, `4.3.1`).
+    pub version: String,
+    /// The negotiated Engine API version (`1.41`).
+    pub api_version: String,
+    /// The endpoint in use (`unix:///var/run/docker.sock`, `tcp://host:2375`).
+    pub endpoint: String,
+    /// Whether the engine runs rootless.
+    pub rootless: bool,
+    /// Whether the engine is reached over the network.
+    pub remote: bool,
+}
+
+impl From<EngineInfo> for BindingEngineInfo {
+    fn from(i: EngineInfo) -> Self {
+        BindingEngineInfo {
+            kind: i.kind.as_str().into(),
+            version: i.version,
+            api_version: i.api_version,
+            endpoint: i.endpoint,
+            rootless: i.rootless,
+            remote: i.remote,
+        }
+    }
+}
+
+/// The core engine options from the binding's three fields.
+pub fn engine_options(
+    socket_path: Option<String>,
+    engine: Option<Either<String, HashMap<String, String>>>,
+    connect_timeout_ms: Option<f64>,
+) -> Result<EngineOptions> {
+    Ok(EngineOptions {
+        socket_path,
+        engine: engine.map(|e| match e {
+            Either::A(name) => EngineSelector::Name(name),
+            Either::B(map) => EngineSelector::PerPlatform(map.into_iter().collect()),
+        }),
+        connect_timeout_ms: connect_timeout_ms
+            .map(|t| whole_number("connectTimeoutMs", t, 1, i64::from(i32::MAX)).map(|t| t as u64))
+            .transpose()?,
+    })
+}
+
+impl BindingEngineOptions {
+    /// The core engine options.
+    pub fn into_core(self) -> Result<EngineOptions> {
+        engine_options(self.socket_path, self.engine, self.connect_timeout_ms)
+    }
+}
+
+impl BindingEnsureImageOptions {
+    /// The core engine and pull options (the progress sink is added by the caller).
+    pub fn into_core(self) -> Result<(EngineOptions, PullOptions)> {
+        if let Some(p) = &self.platform {
+            validate_platform(p)?;
+        }
+        Ok((
+            engine_options(self.socket_path, self.engine, self.connect_timeout_ms)?,
+            PullOptions {
+                platform: self.platform,
+                on_progress: None,
+            },
+        ))
+    }
+}
+
 fn sorted(m: Option<HashMap<String, String>>) -> BTreeMap<String, String> {
     m.unwrap_or_default().into_iter().collect()
 }
@@ -297,18 +433,18 @@ impl BindingCreateOptions {
                 read_only_root_filesystem: self.read_only_root_filesystem.unwrap_or(false),
                 network_mode: self.network_mode,
             },
+            platform: self.platform,
+            on_pull_progress: None,
         };
         Ok((
             spec,
-            EngineOptions {
-                socket_path: self.socket_path,
-            },
+            engine_options(self.socket_path, self.engine, self.connect_timeout_ms)?,
         ))
     }
 }
 
 impl BindingResumeOptions {
-    /// The core resume spec and engine options. Numbers and `onDrift` are checked here.
+    /// The core resume spec and engine options. Numbers, `onDrift` and `connectTimeoutMs` are checked here.
     pub fn into_core(self) -> Result<(ResumeSpec, EngineOptions)> {
         let on_drift = match self.on_drift.as_deref() {
             None | Some("report") => OnDrift::Report,
@@ -324,9 +460,7 @@ impl BindingResumeOptions {
                 spec: self.spec.map(BindingResumeSpec::into_core).transpose()?,
                 on_drift,
             },
-            EngineOptions {
-                socket_path: self.socket_path,
-            },
+            engine_options(self.socket_path, self.engine, self.connect_timeout_ms)?,
         ))
     }
 }

@@ -2,19 +2,24 @@
 
 use std::collections::HashMap;
 
-use napi::bindgen_prelude::PromiseRaw;
+use napi::bindgen_prelude::{Either, PromiseRaw};
 use napi::Env;
 use napi_derive::napi;
 
 use super::errors::js;
+use super::options::engine_options;
 use crate::engine::{connect, EngineOptions};
 use crate::template::{self, Removal};
 
 /// Where the engine is, for the template functions.
 #[napi(object)]
 pub struct BindingTemplateOptions {
-    /// Engine unix socket path.
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
     /// Only templates whose image carries all of these labels (exact). @default no filter
     pub labels: Option<HashMap<String, String>>,
 }
@@ -36,9 +41,14 @@ pub struct BindingTemplate {
     pub labels: HashMap<String, String>,
 }
 
-fn engine_options(o: &Option<BindingTemplateOptions>) -> EngineOptions {
-    EngineOptions {
-        socket_path: o.as_ref().and_then(|o| o.socket_path.clone()),
+fn engine_of(o: &Option<BindingTemplateOptions>) -> crate::errors::Result<EngineOptions> {
+    match o {
+        Some(o) => engine_options(
+            o.socket_path.clone(),
+            o.engine.clone(),
+            o.connect_timeout_ms,
+        ),
+        None => Ok(EngineOptions::default()),
     }
 }
 
@@ -51,9 +61,9 @@ pub fn template_exists<'e>(
     key: String,
     options: Option<BindingTemplateOptions>,
 ) -> napi::Result<PromiseRaw<'e, bool>> {
-    let engine = engine_options(&options);
+    let engine = engine_of(&options);
     env.spawn_future(async move {
-        let engine = js(connect(&engine).await)?;
+        let engine = js(connect(&js(engine)?).await)?;
         js(template::exists(&engine, &key).await)
     })
 }
@@ -66,14 +76,14 @@ pub fn list_templates<'e>(
     env: &'e Env,
     options: Option<BindingTemplateOptions>,
 ) -> napi::Result<PromiseRaw<'e, Vec<BindingTemplate>>> {
-    let engine = engine_options(&options);
+    let engine = engine_of(&options);
     let mut labels: Vec<(String, String)> = options
         .and_then(|o| o.labels)
         .map(|l| l.into_iter().collect())
         .unwrap_or_default();
     labels.sort();
     env.spawn_future(async move {
-        let engine = js(connect(&engine).await)?;
+        let engine = js(connect(&js(engine)?).await)?;
         let list = js(template::list(&engine, &labels).await)?;
         Ok(list
             .into_iter()
@@ -100,9 +110,9 @@ pub fn remove_template<'e>(
     key: String,
     options: Option<BindingTemplateOptions>,
 ) -> napi::Result<PromiseRaw<'e, String>> {
-    let engine = engine_options(&options);
+    let engine = engine_of(&options);
     env.spawn_future(async move {
-        let engine = js(connect(&engine).await)?;
+        let engine = js(connect(&js(engine)?).await)?;
         Ok(match js(template::remove(&engine, &key).await)? {
             Removal::Removed => "removed",
             Removal::InUse => "in-use",

@@ -1,12 +1,11 @@
 //! Shared helpers for engine tests: the offline test image, a per-run label, a leak check.
 #![allow(dead_code)]
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use berth::container::list_by_labels;
 use berth::engine::{connect, Engine, EngineOptions};
 use berth::spec::CreateSpec;
-use bollard::query_parameters::ListContainersOptionsBuilder;
 
 /// The image every engine test uses, built offline by `__test__/helpers/test-image.mjs`.
 pub const TEST_IMAGE: &str = "berth-test/busybox:1";
@@ -69,22 +68,14 @@ pub fn spec(session_id: &str) -> CreateSpec {
     s
 }
 
-/// Ids of this run's containers whose name contains `fragment`, in any state.
+/// Ids of this run's containers whose name contains `fragment`, in any state (through the
+/// core's state-tolerant list, so Podman's own state words decode).
 pub async fn containers_named(engine: &Engine, fragment: &str) -> Vec<String> {
-    let filters = HashMap::from([(
-        "label".to_string(),
-        vec![format!("{RUN_LABEL}={}", run_id())],
-    )]);
-    let opts = ListContainersOptionsBuilder::default()
-        .all(true)
-        .filters(&filters)
-        .build();
-    engine
-        .docker
-        .list_containers(Some(opts))
+    list_by_labels(engine, &[format!("{RUN_LABEL}={}", run_id())])
         .await
         .unwrap()
         .into_iter()
+        .map(|l| l.summary)
         .filter(|c| c.names.iter().flatten().any(|n| n.contains(fragment)))
         .filter_map(|c| c.id)
         .collect()

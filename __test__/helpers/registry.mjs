@@ -1,0 +1,143 @@
+// A real image registry on loopback for pull tests: Debian's `docker-registry` (distribution
+// 2.x) on 127.0.0.1:5055, plain HTTP. Docker trusts 127.0.0.0/8 registries as insecure by
+// default; Podman's service is given a registries.conf marking this one insecure
+// (.ci/steps/15-podman.sh). CI starts it (.ci/steps/16-test-services.sh); a local run
+// starts it here when nothing answers, and stops it again.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { engineRequest } from './engine-http.mjs';
+
+/** host:port of the test registry. */
+export const REGISTRY = '127.0.0.1:5055';
+
+/** `GET /v2/` on the registry: true when it answers 200. */
+export function registryAnswers() {
+  return new Promise((resolve) => {
+    const req = http.get(`http://${REGISTRY}/v2/`, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.setTimeout(2_000, () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
+
+/**
+ * Makes sure the registry answers, starting `docker-registry serve` with a throwaway config
+ * and storage when it does not.
+ * @returns {Promise<() => void>} Stops what this call started and removes its storage (a no-op otherwise).
+ */
+export async function ensureRegistry() {
+  if (await registryAnswers()) return () => {};
+  if (spawnSync('sh', ['-c', 'command -v docker-registry'], { stdio: 'ignore' }).status !== 0) {
+    throw new Error('pull tests need Debian\'s docker-registry: apt-get install -y docker-registry (CI: .ci/steps/16-test-services.sh)');
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'berth-registry-'));
+  const config = join(dir, 'config.yml');
+  writeFileSync(
+    config,
+    `version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/data\n  delete:\n    enabled: true\nhttp:\n  addr: ${REGISTRY}\n`,
+  );
+  const child = spawn('docker-registry', ['serve', config], { stdio: 'ignore' });
+  for (let i = 0; i < 100 && !(await registryAnswers()); i++) {
+    if (child.exitCode !== null) throw new Error(`docker-registry exited with ${child.exitCode}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const stop = () => {
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  if (!(await registryAnswers())) {
+    stop();
+    throw new Error(`docker-registry did not answer on ${REGISTRY}`);
+  }
+  return stop;
+}
+
+/**
+ * Reads a JSON-lines progress stream (import, push, pull) and throws on an error item
+ * (`errorDetail.message` or a bare `error`) or a non-200 status.
+ * @param {{ status: number, text: string }} res
+ * @param {string} what
+ */
+export function expectStreamOk(res, what) {
+  const failure = res.text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      try {
+        return JSON.parse(line);
+      } catch {
+        return {};
+      }
+    })
+    .find((item) => item.error || item.errorDetail);
+  if (res.status !== 200 || failure) {
+    throw new Error(`${what}: HTTP ${res.status} ${failure?.errorDetail?.message ?? failure?.error ?? res.text.slice(0, 500)}`);
+  }
+}
+
+/**
+ * Pushes local image `ref` (`127.0.0.1:5055/repo:tag`) to the registry:
+ * `POST /images/{repo}/push?tag={tag}` with an empty `X-Registry-Auth`.
+ * @param {string} ref
+ */
+export async function pushImage(ref) {
+  const at = ref.lastIndexOf(':');
+  const repo = ref.slice(0, at);
+  const tag = ref.slice(at + 1);
+  const res = await engineRequest('POST', `/images/${repo}/push?tag=${encodeURIComponent(tag)}`, {
+    headers: { 'X-Registry-Auth': Buffer.from('{}').toString('base64') },
+  });
+  expectStreamOk(res, `push ${ref}`);
+}
+
+/**
+ * `POST /images/{source}/tag?repo=&tag=`.
+ * @param {string} source
+ * @param {string} ref `repo:tag`
+ */
+export async function tagImage(source, ref) {
+  const at = ref.lastIndexOf(':');
+  const res = await engineRequest(
+    'POST',
+    `/images/${source}/tag?repo=${encodeURIComponent(ref.slice(0, at))}&tag=${encodeURIComponent(ref.slice(at + 1))}`,
+  );
+  if (res.status !== 201 && res.status !== 200) throw new Error(`tag ${source} ${ref}: HTTP ${res.status} ${res.text}`);
+}
+
+/**
+ * `DELETE /images/{ref}?force=1`: true when removed, false when absent.
+ * @param {string} ref
+ */
+export async function removeImage(ref) {
+  const res = await engineRequest('DELETE', `/images/${ref}?force=1`);
+  if (res.status !== 200 && res.status !== 404) throw new Error(`remove image ${ref}: HTTP ${res.status} ${res.text}`);
+  return res.status === 200;
+}
+
+/**
+ * `GET /images/{ref}/json`: true when the image is present.
+ * @param {string} ref
+ */
+export async function imageExists(ref) {
+  const res = await engineRequest('GET', `/images/${ref}/json`);
+  return res.status === 200;
+}
+
+/**
+ * Imports a one-file image of `bytes` random bytes as `ref` (`POST /images/create?fromSrc=-`),
+ * so that pulling it downloads a layer no other image shares.
+ * @param {string} ref
+ * @param {Buffer} tarball A tar archive (the root filesystem).
+ */
+export async function importImage(ref, tarball) {
+  const res = await engineRequest('POST', `/images/create?fromSrc=-&repo=${encodeURIComponent(ref)}`, {
+    body: tarball,
+    headers: { 'Content-Type': 'application/x-tar' },
+  });
+  expectStreamOk(res, `import ${ref}`);
+}

@@ -1,0 +1,28 @@
+import { loadBinding, type NativeBinding } from './binding';
+import { engineOptions } from './engine-option';
+import { callNative } from './native-call';
+import type { EngineInfo, EngineOptions } from './types';
+import { expectOptionalObject } from './validate';
+
+/**
+ * Describes the engine the options select, connecting to it as every operation would:
+ * Docker or Podman, its version, the negotiated API version, the endpoint, and whether it runs
+ * rootless or is remote. Useful to log at start-up and to check a setup.
+ *
+ * Engine API: `GET /version`, `GET /info`.
+ *
+ * @param options Engine selection (`engine`, `socketPath`, `connectTimeoutMs`).
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for an unknown engine or one this platform does not support.
+ * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE` saying what was tried and the likely fix.
+ * @example
+ * ```ts
+ * import { engineInfo } from '@berth/core';
+ *
+ * const { kind, version, endpoint } = await engineInfo({ engine: 'podman' });
+ * ```
+ */
+export async function engineInfo(options: EngineOptions = {}): Promise<EngineInfo> {
+  expectOptionalObject(options, 'options');
+  const native = engineOptions(options) as Parameters<NativeBinding['engineInfo']>[0];
+  return (await callNative(() => loadBinding().engineInfo(native))) as EngineInfo;
+}

@@ -1,0 +1,41 @@
+import { loadBinding, type NativeBinding } from './binding';
+import { engineOptions } from './engine-option';
+import { callNative } from './native-call';
+import { progressCallback } from './pull-progress';
+import type { EnsureImageOptions } from './types';
+import { compact, expectOptionalObject, expectOptionalString, expectString } from './validate';
+
+/**
+ * Makes sure `image` is present on the engine, pulling it when missing: what createSession
+ * does first, done ahead of time (for example to show pull progress before a session is asked
+ * for). A present image is left alone (no pull, no progress events). Credentials come from the
+ * Docker config's `auths` (`$DOCKER_CONFIG/config.json`, default `~/.docker/config.json`)
+ * when it has an entry for the image's registry; credential helpers are not consulted.
+ *
+ * Engine API: `GET /images/{image}/json`, then `POST /images/create?fromImage=…&tag=…&platform=…`.
+ *
+ * @param image Image reference, e.g. `'node:20'` or `'registry.example:5000/team/img:1'`
+ *   (no tag means `latest`, never all tags).
+ * @param options `platform`, `onPullProgress`, engine selection.
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad argument, before any engine call.
+ * @throws ImageNotFoundError `E_IMAGE_NOT_FOUND` when the pull fails; `details.reason` is the registry's.
+ * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @example
+ * ```ts
+ * import { ensureImage } from '@berth/core';
+ *
+ * await ensureImage('node:20', {
+ *   onPullProgress: ({ layer, current, total }) => console.log(layer, current, '/', total),
+ * });
+ * ```
+ */
+export async function ensureImage(image: string, options: EnsureImageOptions = {}): Promise<void> {
+  expectString(image, 'image');
+  expectOptionalObject(options, 'options');
+  expectOptionalString(options.platform, 'platform');
+  const onProgress = progressCallback(options.onPullProgress);
+  const native = compact({ platform: options.platform, ...engineOptions(options) }) as Parameters<
+    NativeBinding['ensureImage']
+  >[1];
+  await callNative(() => loadBinding().ensureImage(image, native, onProgress));
+}
