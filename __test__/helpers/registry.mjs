@@ -2,12 +2,14 @@
 // 2.x) on 127.0.0.1:5055, plain HTTP. Docker trusts 127.0.0.0/8 registries as insecure by
 // default; Podman's service is given a registries.conf marking this one insecure
 // (.ci/steps/15-podman.sh). CI starts it (.ci/steps/16-test-services.sh); a local run
-// starts it here when nothing answers, and stops it again.
-import { spawn, spawnSync } from 'node:child_process';
+// starts it here when nothing answers (installing the package first when root with apt-get),
+// and stops it again.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installDebianPackage, onPath } from './debian-package.mjs';
 import { engineRequest } from './engine-http.mjs';
 
 /** host:port of the test registry. */
@@ -32,9 +34,7 @@ export function registryAnswers() {
  */
 export async function ensureRegistry() {
   if (await registryAnswers()) return () => {};
-  if (spawnSync('sh', ['-c', 'command -v docker-registry'], { stdio: 'ignore' }).status !== 0) {
-    throw new Error('pull tests need Debian\'s docker-registry: apt-get install -y docker-registry (CI: .ci/steps/16-test-services.sh)');
-  }
+  if (!onPath('docker-registry')) installDebianPackage('docker-registry', "pull tests need Debian's docker-registry");
   const dir = mkdtempSync(join(tmpdir(), 'berth-registry-'));
   const config = join(dir, 'config.yml');
   writeFileSync(

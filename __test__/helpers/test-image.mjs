@@ -2,6 +2,7 @@
 // the host's static busybox, imported through the Engine API (never the docker CLI, never a pull).
 // CLI: `node __test__/helpers/test-image.mjs [--force]`.
 import { spawnSync } from 'node:child_process';
+import { installDebianPackage } from './debian-package.mjs';
 import { existsSync, openSync, readSync, closeSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import tar from 'tar-stream';
@@ -57,15 +58,7 @@ function findStaticBusybox() {
 export function ensureBusybox() {
   const found = findStaticBusybox();
   if (found) return found;
-  const canApt = process.getuid?.() === 0 && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
-  if (!canApt) {
-    throw new Error('berth tests need a static busybox: run `apt-get install -y busybox-static` (Debian/Ubuntu) as root');
-  }
-  const apt = (/** @type {string[]} */ args) => spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  if (apt(['install', '-y', 'busybox-static']).status !== 0) {
-    apt(['update']);
-    if (apt(['install', '-y', 'busybox-static']).status !== 0) throw new Error('apt-get install -y busybox-static failed');
-  }
+  installDebianPackage('busybox-static', 'berth tests need a static busybox');
   const installed = findStaticBusybox();
   if (!installed) throw new Error(`busybox-static installed but no static busybox in ${BUSYBOX_CANDIDATES.join(', ')}`);
   return installed;
