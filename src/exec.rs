@@ -10,7 +10,6 @@
 //! exit code is ever made up.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -95,18 +94,7 @@ pub async fn exec(
         marker,
         mut output,
         mut input,
-    } = exec_launch::launch(
-        engine,
-        id,
-        &Launch {
-            argv,
-            cwd: opts.cwd.as_deref(),
-            env: Some(&opts.env),
-            user: opts.user.as_deref(),
-            stdin: opts.stdin.is_some(),
-        },
-    )
-    .await?;
+    } = exec_launch::launch(engine, id, &Launch::of(argv, opts, opts.stdin.is_some())).await?;
     let writer = opts.stdin.clone().map(|bytes| {
         tokio::spawn(async move {
             // A process that never reads stdin may close it early: that is not an error.
@@ -116,15 +104,7 @@ pub async fn exec(
     });
     let cap = opts.max_buffer_bytes.unwrap_or(DEFAULT_MAX_BUFFER_BYTES);
     let mut out = ExecOutput::default();
-    let deadline = opts
-        .timeout_ms
-        .map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
-    let sleep = async {
-        match deadline {
-            Some(d) => tokio::time::sleep_until(d).await,
-            None => std::future::pending().await,
-        }
-    };
+    let sleep = exec_launch::deadline(opts.timeout_ms);
     tokio::pin!(sleep);
     let interrupted: Option<Error> = loop {
         tokio::select! {

@@ -46,6 +46,31 @@ pub struct Launch<'a> {
     pub stdin: bool,
 }
 
+impl<'a> Launch<'a> {
+    /// The launch of `argv` with the per-exec settings of `opts`; `stdin` attaches stdin.
+    pub fn of(argv: &'a [String], opts: &'a crate::exec::ExecOptions, stdin: bool) -> Self {
+        Launch {
+            argv,
+            cwd: opts.cwd.as_deref(),
+            env: Some(&opts.env),
+            user: opts.user.as_deref(),
+            stdin,
+        }
+    }
+}
+
+/// Resolves once `timeout_ms` milliseconds have passed since this call (never without a
+/// timeout): the deadline an exec's read loop selects on.
+pub fn deadline(timeout_ms: Option<u64>) -> impl std::future::Future<Output = ()> {
+    let at = timeout_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
+    async move {
+        match at {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
 /// A started exec: its engine id, its marker, and its attached streams.
 pub struct Launched {
     /// The engine's exec id (for `GET /exec/{id}/json`).

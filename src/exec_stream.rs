@@ -8,8 +8,6 @@
 //! discarded. The exit code comes from the engine once the output ended; a `kill()`, a
 //! timeout or an abort kills the process tree (see [`crate::exec_launch::kill_tree`]).
 
-use std::time::Duration;
-
 use bollard::container::LogOutput;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -83,13 +81,7 @@ pub async fn spawn(
     let launched = exec_launch::launch(
         engine,
         id,
-        &Launch {
-            argv,
-            cwd: opts.cwd.as_deref(),
-            env: Some(&opts.env),
-            user: opts.user.as_deref(),
-            stdin: !matches!(stdin, Stdin::None),
-        },
+        &Launch::of(argv, opts, !matches!(stdin, Stdin::None)),
     )
     .await?;
     let (out_tx, out_rx) = mpsc::channel(STREAM_CHANNEL_CHUNKS);
@@ -206,15 +198,7 @@ impl Pump {
             input,
         } = launched;
         let writer = tokio::spawn(feed(input, stdin));
-        let deadline = self
-            .timeout_ms
-            .map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
-        let sleep = async {
-            match deadline {
-                Some(d) => tokio::time::sleep_until(d).await,
-                None => std::future::pending().await,
-            }
-        };
+        let sleep = exec_launch::deadline(self.timeout_ms);
         tokio::pin!(sleep);
         let (mut out_tail, mut err_tail) = (Tail::default(), Tail::default());
         let mut pending: Option<(Which, Bytes)> = None;

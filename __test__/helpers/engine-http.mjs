@@ -273,3 +273,26 @@ export async function runOnce(image, argv, { labels = {}, socketPath } = {}) {
     await removeContainer(id, { socketPath });
   }
 }
+
+/**
+ * Reads a JSON-lines progress stream (import, push, pull) and throws on an error item
+ * (`errorDetail.message` or a bare `error`) or a non-200 status.
+ * @param {{ status: number, text: string }} res
+ * @param {string} what
+ */
+export function expectStreamOk(res, what) {
+  const failure = res.text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      try {
+        return JSON.parse(line);
+      } catch {
+        return {};
+      }
+    })
+    .find((item) => item.error || item.errorDetail);
+  if (res.status !== 200 || failure) {
+    throw new Error(`${what}: HTTP ${res.status} ${failure?.errorDetail?.message ?? failure?.error ?? res.text.slice(0, 500)}`);
+  }
+}

@@ -10,7 +10,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installDebianPackage, onPath } from './debian-package.mjs';
-import { engineRequest } from './engine-http.mjs';
+import { engineRequest, expectStreamOk } from './engine-http.mjs';
 
 /** host:port of the test registry. */
 export const REGISTRY = '127.0.0.1:5055';
@@ -57,28 +57,6 @@ export async function ensureRegistry() {
   return stop;
 }
 
-/**
- * Reads a JSON-lines progress stream (import, push, pull) and throws on an error item
- * (`errorDetail.message` or a bare `error`) or a non-200 status.
- * @param {{ status: number, text: string }} res
- * @param {string} what
- */
-export function expectStreamOk(res, what) {
-  const failure = res.text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      try {
-        return JSON.parse(line);
-      } catch {
-        return {};
-      }
-    })
-    .find((item) => item.error || item.errorDetail);
-  if (res.status !== 200 || failure) {
-    throw new Error(`${what}: HTTP ${res.status} ${failure?.errorDetail?.message ?? failure?.error ?? res.text.slice(0, 500)}`);
-  }
-}
 
 /**
  * Pushes local image `ref` (`127.0.0.1:5055/repo:tag`) to the registry:

@@ -6,7 +6,7 @@ import { installDebianPackage } from './debian-package.mjs';
 import { existsSync, openSync, readSync, closeSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import tar from 'tar-stream';
-import { engineRequest } from './engine-http.mjs';
+import { engineRequest, expectStreamOk } from './engine-http.mjs';
 
 /** The test image's repository and tag. */
 export const TEST_IMAGE_REPO = 'berth-test/busybox';
@@ -147,20 +147,7 @@ export async function ensureTestImage({ socketPath, force = false } = {}) {
     { body, socketPath, headers: { 'Content-Type': 'application/x-tar' } },
   );
   // Errors can arrive inside a 200 as a JSON progress line carrying `error` / `errorDetail`.
-  const failure = res.text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      try {
-        return JSON.parse(line);
-      } catch {
-        return {};
-      }
-    })
-    .find((item) => item.error || item.errorDetail);
-  if (res.status !== 200 || failure) {
-    throw new Error(`import ${TEST_IMAGE}: HTTP ${res.status} ${failure?.error ?? failure?.errorDetail?.message ?? res.text}`);
-  }
+  expectStreamOk(res, `import ${TEST_IMAGE}`);
   if (!(await testImageExists({ socketPath }))) throw new Error(`import ${TEST_IMAGE} reported success but the image is absent`);
   return TEST_IMAGE;
 }
