@@ -28,7 +28,7 @@ describe.skipIf(!engineAvailable())('provenance', () => {
       expect((await reapOrphans({ labels: scope })).removed.map((e) => e.id)).toEqual([created.id]);
       // Two containers from the snapshot, by hand: one under another name, one under the derived name.
       for (const name of [`${sessionId}-copy`, containerName(sessionId)]) {
-        const id = await createContainer(name, { Image: snapshot, Cmd: ['sleep', '600'], Entrypoint: [] });
+        const id = await createContainer(name, { Image: snapshot, Entrypoint: ['sleep'], Cmd: ['600'] });
         handMade.push(id);
         await startContainer(id);
         expect((await inspectContainer(id))?.Config?.Labels?.['dev.berth.managed']).toBe('true');

@@ -191,6 +191,7 @@ impl Tail {
 
 impl Pump {
     async fn run(self, launched: Launched, stdin: Stdin) -> Result<i64> {
+        let stdin_attached = !matches!(stdin, Stdin::None);
         let Launched {
             exec_id,
             marker,
@@ -239,6 +240,10 @@ impl Pump {
                         if killing.is_some() { self.offer(Which::Stdout, message) } else { pending = Some((Which::Stdout, message)) }
                     }
                     Some(Ok(_)) => {}
+                    // Podman resets the hijacked connection when the process exits with stdin bytes
+                    // unread (podman #7360): the stream ended; the exit code comes from inspect.
+                    Some(Err(e)) if stdin_attached
+                        && crate::engine::io_kind(&e) == Some(std::io::ErrorKind::ConnectionReset) => break None,
                     Some(Err(e)) => break Some(self.engine.error("read exec output", e)),
                 },
             }

@@ -43,9 +43,7 @@ pub async fn host_address(
             return Err(Error::invalid("port", format!("port {key} is not published by container `{name}`; list it in `ports` at creation")));
         }
         let facts = Facts::from_inspect(&c);
-        if let Some(addr) = facts.ports.get(&key) {
-            return Ok(engine.reachable_address(addr));
-        }
+        // Checked first: Podman keeps a stopped container's last bindings in its inspect.
         if !matches!(facts.state, "running" | "restarting") {
             return Err(Error::Engine {
                 operation: "read published port".into(),
@@ -55,6 +53,9 @@ pub async fn host_address(
                     facts.raw_state
                 ),
             });
+        }
+        if let Some(addr) = facts.ports.get(&key) {
+            return Ok(engine.reachable_address(addr));
         }
         if attempt < PORT_RETRIES {
             tokio::time::sleep(Duration::from_millis(PORT_RETRY_MS)).await;

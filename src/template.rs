@@ -100,30 +100,30 @@ pub struct Template {
 
 /// Every template whose labels include all of `labels` (exact matches).
 ///
-/// `GET /images/json?filters={"reference":["berth-template"],"label":[...]}`.
+/// `GET /images/json`, then the repository and the labels are matched here: Podman names
+/// commits `docker.io/library/berth-template:<key>` (or `localhost/...`), and its label
+/// filters do not combine as Docker's do.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub async fn list(engine: &Engine, labels: &[(String, String)]) -> Result<Vec<Template>> {
-    let mut filters = HashMap::new();
-    filters.insert("reference".to_string(), vec![TEMPLATE_REPO.to_string()]);
-    if !labels.is_empty() {
-        filters.insert(
-            "label".to_string(),
-            labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
-        );
-    }
     let images = engine
         .docker
-        .list_images(Some(ListImagesOptions {
-            filters: Some(filters),
-            ..Default::default()
-        }))
+        .list_images(None::<ListImagesOptions>)
         .await
         .map_err(|e| engine.error("list templates", e))?;
     let prefix = format!("{TEMPLATE_REPO}:");
     let mut out = Vec::new();
     for image in images {
+        if !labels.iter().all(|(k, v)| image.labels.get(k) == Some(v)) {
+            continue;
+        }
         for tag in &image.repo_tags {
-            if let Some(key) = tag.strip_prefix(&prefix) {
+            // Podman's compat API tags a commit `docker.io/library/<repo>:<tag>` (its own
+            // API `localhost/...`); Docker keeps the familiar `<repo>:<tag>`.
+            let familiar = ["docker.io/library/", "localhost/"]
+                .iter()
+                .find_map(|p| tag.strip_prefix(p))
+                .unwrap_or(tag);
+            if let Some(key) = familiar.strip_prefix(&prefix) {
                 out.push(Template {
                     key: key.to_string(),
                     reference: tag.clone(),
