@@ -214,6 +214,29 @@ impl Error {
         }
     }
 
+    /// Attaches an exec's output so far to an `E_EXEC_TIMEOUT` or `E_ABORTED` (other errors
+    /// are returned unchanged).
+    pub fn with_output(self, stdout: Vec<u8>, stderr: Vec<u8>) -> Self {
+        match self {
+            Error::ExecTimeout {
+                container,
+                timeout_ms,
+                ..
+            } => Error::ExecTimeout {
+                container,
+                timeout_ms,
+                stdout,
+                stderr,
+            },
+            Error::Aborted { operation, .. } => Error::Aborted {
+                operation,
+                stdout,
+                stderr,
+            },
+            other => other,
+        }
+    }
+
     /// Attaches a failed cleanup to this error, keeping this one first.
     pub fn with_cleanup(self, cleanup: Error) -> Self {
         Error::WithCleanup {

@@ -134,24 +134,7 @@ pub async fn exec(
     if let Some(err) = interrupted {
         drop(output);
         exec_launch::kill_tree(engine, id, &marker).await;
-        return Err(match err {
-            Error::ExecTimeout {
-                container,
-                timeout_ms,
-                ..
-            } => Error::ExecTimeout {
-                container,
-                timeout_ms,
-                stdout: out.stdout,
-                stderr: out.stderr,
-            },
-            Error::Aborted { operation, .. } => Error::Aborted {
-                operation,
-                stdout: out.stdout,
-                stderr: out.stderr,
-            },
-            other => other,
-        });
+        return Err(err.with_output(out.stdout, out.stderr));
     }
     out.exit_code = exec_launch::exit_code(engine, &exec_id).await?;
     Ok(out)

@@ -266,7 +266,7 @@ impl Pump {
                 if matches!(err, Error::ExecTimeout { .. } | Error::Aborted { .. }) {
                     exec_launch::kill_tree(&self.engine, &self.id, &marker).await;
                 }
-                Err(with_output(err, out_tail.take(), err_tail.take()))
+                Err(err.with_output(out_tail.take(), err_tail.take()))
             }
         };
         if let Err(e) = &outcome {
@@ -329,25 +329,4 @@ async fn feed(mut input: ExecInput, stdin: Stdin) {
         }
     }
     let _ = input.shutdown().await;
-}
-
-fn with_output(err: Error, stdout: Vec<u8>, stderr: Vec<u8>) -> Error {
-    match err {
-        Error::ExecTimeout {
-            container,
-            timeout_ms,
-            ..
-        } => Error::ExecTimeout {
-            container,
-            timeout_ms,
-            stdout,
-            stderr,
-        },
-        Error::Aborted { operation, .. } => Error::Aborted {
-            operation,
-            stdout,
-            stderr,
-        },
-        other => other,
-    }
 }
