@@ -73,8 +73,10 @@ fn is_ready_record(name: &str, labels: &HashMap<String, String>, container_id: &
 /// Creates the volume `name` with `labels`, or finds it: the engine answers an existing
 /// name with the existing volume and its first creator's labels, which are returned.
 /// That makes "create, then compare the labels read back" a compare-and-set.
-/// `POST /volumes/create`; an engine that refuses a taken name with 409 instead is
-/// answered by `GET /volumes/{name}`.
+/// `POST /volumes/create`. An engine that refuses a taken name instead (409; Podman 4
+/// answers 500 "volume already exists" when two creates of one name race) is answered by
+/// `GET /volumes/{name}`: the refusal counts as "taken" only when the volume is there,
+/// never by the message text.
 pub async fn create(
     engine: &Engine,
     name: &str,
@@ -88,10 +90,12 @@ pub async fn create(
     };
     match engine.docker.create_volume(req).await {
         Ok(v) => Ok(v.labels),
-        Err(e) if status(&e) == Some(409) => match engine.docker.inspect_volume(name).await {
-            Ok(v) => Ok(v.labels),
-            Err(_) => Err(engine.error(operation, e)),
-        },
+        Err(e) if matches!(status(&e), Some(409) | Some(500)) => {
+            match engine.docker.inspect_volume(name).await {
+                Ok(v) => Ok(v.labels),
+                Err(_) => Err(engine.error(operation, e)),
+            }
+        }
         Err(e) => Err(engine.error(operation, e)),
     }
 }
