@@ -248,19 +248,37 @@ pub async fn open(c: &Candidate, timeout_ms: u64) -> Result<Engine> {
     })
 }
 
+/// The bollard client for a unix socket; a missing socket is reported before any request.
+#[cfg(unix)]
+fn unix_client(c: &Candidate, tried: &str, path: &str) -> Result<Docker> {
+    if let Err(e) = std::fs::metadata(path) {
+        return Err(match e.kind() {
+            std::io::ErrorKind::PermissionDenied => unavailable::permission_denied(tried, path),
+            _ => unavailable::socket_absent(tried, path, c.kind),
+        });
+    }
+    Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
+        .map_err(|e| unavailable::other(tried, e.to_string()))
+}
+
+/// bollard speaks unix sockets only on unix: elsewhere such an endpoint is bad input.
+#[cfg(not(unix))]
+fn unix_client(c: &Candidate, _tried: &str, _path: &str) -> Result<Docker> {
+    Err(Error::invalid(
+        c.source.clone(),
+        format!(
+            "endpoint `{}` is a unix socket, which berth cannot reach on this platform; use npipe:// or tcp://",
+            c.endpoint
+        ),
+    ))
+}
+
 /// The bollard client for an endpoint, not yet connected. A missing unix socket is
 /// reported here, before any request.
 fn client_for(c: &Candidate, tried: &str) -> Result<Docker> {
     let ep = c.endpoint.as_str();
     if let Some(path) = ep.strip_prefix("unix://") {
-        if let Err(e) = std::fs::metadata(path) {
-            return Err(match e.kind() {
-                std::io::ErrorKind::PermissionDenied => unavailable::permission_denied(tried, path),
-                _ => unavailable::socket_absent(tried, path, c.kind),
-            });
-        }
-        return Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
-            .map_err(|e| unavailable::other(tried, e.to_string()));
+        return unix_client(c, tried, path);
     }
     if ep.starts_with("tcp://") || ep.starts_with("http://") || ep.starts_with("https://") {
         if let Some(tls) = &c.tls {

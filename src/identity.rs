@@ -3,16 +3,21 @@
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 use sha2::{Digest, Sha256};
 
 /// Who created or holds a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
-    /// Machine id + boot id + pid namespace, hashed (SHA-256, 32 hex chars).
+    /// Machine id + boot id + pid namespace, hashed (SHA-256, 32 hex chars). On macOS, which
+    /// has no pid namespaces: hardware UUID + boot session UUID.
     pub host_id: String,
     /// Process id, in the host id's pid namespace.
     pub pid: u32,
-    /// Process start time in clock ticks since boot, as `/proc/<pid>/stat` field 22 gives it.
+    /// Process start time as the kernel recorded it, in decimal digits: on Linux clock ticks
+    /// since boot (`/proc/<pid>/stat` field 22), on macOS microseconds since the epoch
+    /// (`proc_pidinfo(PROC_PIDTBSDINFO)`'s `pbi_start_tvsec`/`pbi_start_tvusec`). Host ids
+    /// differ between platforms, so the two units are never compared.
     pub start_time: String,
     /// A random id drawn once per process (32 hex chars).
     pub instance_id: String,
@@ -132,7 +137,7 @@ fn start_time(pid: u32) -> Option<String> {
 /// `ESRCH` only for a pid that exists nowhere in this pid namespace. A `/proc/<pid>` that is
 /// merely hidden (procfs mounted `hidepid=1|2`, another user's process) gives `EPERM` or
 /// success instead, so a live process the caller cannot read is never taken for dead.
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 fn process_absent(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
@@ -145,17 +150,106 @@ fn process_absent(pid: u32) -> bool {
     rc == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
-#[cfg(not(target_os = "linux"))]
+/// Hardware UUID (`gethostuuid`) + boot session UUID (`sysctl kern.bootsessionuuid`, drawn
+/// anew at every boot), hashed as on Linux. `None` when either is unreadable.
+#[cfg(target_os = "macos")]
+fn host_id() -> Option<String> {
+    let mut hardware = [0u8; 16];
+    let wait = libc::timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    // SAFETY: `hardware` is the 16-byte uuid_t the call fills; `wait` outlives the call.
+    if unsafe { libc::gethostuuid(hardware.as_mut_ptr(), &wait) } != 0 {
+        return None;
+    }
+    let boot = sysctl_string("kern.bootsessionuuid")?;
+    let mut h = Sha256::new();
+    h.update(hex::encode(hardware).as_bytes());
+    h.update(b"\n");
+    h.update(boot.trim().as_bytes());
+    Some(hex::encode(&h.finalize()[..16]))
+}
+
+/// A string-valued sysctl, by name (`sysctlbyname(3)`).
+#[cfg(target_os = "macos")]
+fn sysctl_string(name: &str) -> Option<String> {
+    let name = std::ffi::CString::new(name).ok()?;
+    let mut len: libc::size_t = 0;
+    // SAFETY: a null buffer asks only for the length.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 || len == 0 {
+        return None;
+    }
+    let mut buf = vec![0u8; len];
+    // SAFETY: `buf` has room for `len` bytes, the length the kernel asked for.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    buf.truncate(len);
+    let text = String::from_utf8(buf).ok()?;
+    let text = text.trim_end_matches('\0').trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// The kernel's record of when `pid` started, in microseconds since the epoch
+/// (`proc_pidinfo(PROC_PIDTBSDINFO)`); never recomputed from the boot time.
+#[cfg(target_os = "macos")]
+fn start_time(pid: u32) -> Option<String> {
+    let pid = libc::c_int::try_from(pid).ok()?;
+    // SAFETY: `proc_bsdinfo` is plain data; all-zero is a valid value.
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_bsdinfo>()).ok()?;
+    // SAFETY: the buffer is one `proc_bsdinfo`, of the size passed.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast(),
+            size,
+        )
+    };
+    if n != size {
+        return None;
+    }
+    let micros = info
+        .pbi_start_tvsec
+        .checked_mul(1_000_000)?
+        .checked_add(info.pbi_start_tvusec)?;
+    Some(micros.to_string())
+}
+
+/// Elsewhere (Windows) berth has no process identity: no holder record is written and
+/// every owner's liveness is `unknown`, which never counts as dead.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn host_id() -> Option<String> {
     None
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn start_time(_pid: u32) -> Option<String> {
     None
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(unix))]
 fn process_absent(_pid: u32) -> bool {
     false
 }

@@ -1,7 +1,6 @@
 //! Spool: a host temp file that holds a write of unknown length until it is complete.
 
 use std::io::SeekFrom;
-use std::os::unix::fs::OpenOptionsExt;
 
 use tokio::io::{AsyncSeekExt, AsyncWriteExt};
 
@@ -15,18 +14,23 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// Creates the spool in the host's temp directory (mode 0600). Errors: `E_ENGINE` (I/O).
+    /// Creates the spool in the host's temp directory (mode 0600, unlinked at once; on
+    /// Windows deleted when closed). Errors: `E_ENGINE` (I/O).
     pub async fn new() -> Result<Spool> {
         let path = std::env::temp_dir().join(format!(
             "berth-spool-{}-{}",
             std::process::id(),
             hex::encode(rand::random::<[u8; 8]>())
         ));
-        let std_file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        // Windows cannot unlink an open file: the system deletes it when the last handle
+        // closes (FILE_FLAG_DELETE_ON_CLOSE), crash included.
+        #[cfg(windows)]
+        std::os::windows::fs::OpenOptionsExt::custom_flags(&mut options, 0x0400_0000);
+        let std_file = options
             .open(&path)
             .map_err(|e| io_error("create spool file", e))?;
         let _ = std::fs::remove_file(&path);
