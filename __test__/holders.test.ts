@@ -1,11 +1,14 @@
 // When a process dies: liveness, holder records, orphan reaping and take-over, across real OS
 // processes (child.ts) on the real engine. Every reaper call is narrowed to this test's own
 // label, so other suites' containers on the same engine are never candidates.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import { listSessions, peek, reapOrphans, resumeSession } from '../index.mjs';
 import { callTogether, killAllChildren, startChild, startChildren } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
-import { inspectContainer } from './helpers/engine-http.mjs';
+import { engineEvents, inspectContainer, stopContainer } from './helpers/engine-http.mjs';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import {
@@ -17,6 +20,7 @@ import {
   recordsOf,
   removeHandMade,
 } from './helpers/records.mjs';
+import { onPodman } from './helpers/test-engine.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
 const CASE_LABEL = 'berth.test-case';
@@ -135,6 +139,39 @@ describe.skipIf(!engineAvailable())('when a process dies', () => {
       for (const { child, session } of won) await child.call('remove', session.handle);
     }
     expect(await inspectContainer(id)).toBeNull();
+  });
+
+  test('a take-over that fails after winning the duty drops its duty record; the reaper still reaps', async ({ sessionId, labels }) => {
+    // The container cannot start again: its bind-mount source is gone. The take-over wins
+    // generation 1, then starting the stopped container fails: the claim must not outlive it.
+    const scope = caseLabels(labels, sessionId);
+    const hostDir = mkdtempSync(join(tmpdir(), 'berth-takeover-'));
+    const owner = await startChild();
+    const created = await owner.call('createSession', {
+      sessionId,
+      image: TEST_IMAGE,
+      labels: scope,
+      mounts: [{ source: hostDir, target: '/data' }],
+    });
+    await owner.kill('SIGKILL');
+    await stopContainer(created.id);
+    rmSync(hostDir, { recursive: true });
+
+    const since = Math.floor(Date.now() / 1000);
+    const failed = await resumeSession({ sessionId, takeOver: true }).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ code: 'E_ENGINE' });
+    expect((failed as { details: { cleanup?: unknown } }).details.cleanup).toBeUndefined();
+    // The claim was won (the record was created), then dropped again.
+    const duty = `berth-duty-${created.id}-1`;
+    const events = await engineEvents({ type: 'volume', since, until: Math.ceil(Date.now() / 1000) + 1 });
+    expect(events.filter((e) => e.id === duty).map((e) => e.action)).toEqual(['create', onPodman() ? 'remove' : 'destroy']);
+    expect((await recordsOf(created.id)).filter((r) => r.kind === 'duty')).toEqual([]);
+    expect((await listSessions({ labels: scope }))[0]).toMatchObject({ id: created.id, dutyGeneration: 0 });
+
+    const report = await reapOrphans({ labels: scope });
+    expect(byId(report.removed)).toEqual({ [created.id]: 'owner-dead' });
+    expect(await inspectContainer(created.id)).toBeNull();
+    expect(await recordsOf(created.id)).toEqual([]);
   });
 
   test('exclusive resume against a live owner is E_SESSION_BUSY and leaves no record', async ({ sessionId, labels, track }) => {

@@ -22,6 +22,10 @@ cat >"$CONF_DIR/containers.conf" <<'CONF'
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
 init_path = "/usr/bin/catatonit"
+
+# No journald here: keep events in a file, so the events API answers (tests read volume events).
+[engine]
+events_logger = "file"
 CONF
 # Registries on loopback are plain HTTP: Podman only pulls from them when marked insecure.
 # The loopback test registry (16-registry.sh, 127.0.0.1:5055) is plain HTTP: Podman only

@@ -230,6 +230,25 @@ export async function inspectVolume(name, { socketPath } = {}) {
 }
 
 /**
+ * `GET /events?since=&until=&filters={"type":[type]}`: the engine's events of one type between
+ * two times (seconds since the epoch), as `{ action, id }` (for a volume, its name).
+ * Podman reports events only with `events_logger = "file"` (as `.ci/steps/15-podman.sh` sets it).
+ * @param {{ type: string, since: number, until: number }} window
+ * @param {SocketOptions} [options]
+ * @returns {Promise<{ action: string, id: string }[]>}
+ */
+export async function engineEvents({ type, since, until }, { socketPath } = {}) {
+  const q = new URLSearchParams({ since: String(since), until: String(until), filters: JSON.stringify({ type: [type] }) });
+  const res = expectStatus(await engineRequest('GET', `/events?${q}`, { socketPath }), [200], `events of type ${type}`);
+  return res.text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line))
+    // Podman leaves a volume's `Actor.ID` empty and names it in `Actor.Attributes.name`.
+    .map((e) => ({ action: e.Action ?? e.status, id: e.Actor?.ID || e.Actor?.Attributes?.name || e.id }));
+}
+
+/**
  * `GET /containers/{id}/logs`: stdout and stderr, demultiplexed (non-TTY containers).
  * @param {string} id
  * @param {SocketOptions} [options]
