@@ -9,8 +9,9 @@ import { compact, expectOptionalObject, expectOptionalString, expectString } fro
  * Makes sure `image` is present on the engine, pulling it when missing: what createSession
  * does first, done ahead of time (for example to show pull progress before a session is asked
  * for). A present image is left alone (no pull, no progress events). Credentials come from the
- * Docker config's `auths` (`$DOCKER_CONFIG/config.json`, default `~/.docker/config.json`)
- * when it has an entry for the image's registry; credential helpers are not consulted.
+ * Docker config (`$DOCKER_CONFIG/config.json`, default `~/.docker/config.json`) as the `docker`
+ * CLI reads it: the registry's `credHelpers` helper, its `auths` entry, then `credsStore`
+ * (helpers run as `docker-credential-<name> get`); none found means an anonymous pull.
  *
  * Engine API: `GET /images/{image}/json`, then `POST /images/create?fromImage=…&tag=…&platform=…`.
  *

@@ -102,7 +102,11 @@ pub async fn ensure_image(engine: &Engine, image: &str, opts: &PullOptions) -> R
     if let Some(p) = &opts.platform {
         b = b.platform(p);
     }
-    let creds = credentials_for(image, &docker_config_dir());
+    let reference = image.to_string();
+    let creds =
+        tokio::task::spawn_blocking(move || credentials_for(&reference, &docker_config_dir()))
+            .await
+            .unwrap_or(None);
     let mut stream = engine.docker.create_image(Some(b.build()), None, creds);
     let mut failure: Option<String> = None;
     while let Some(item) = stream.next().await {
@@ -181,17 +185,53 @@ pub fn docker_config_dir() -> Option<PathBuf> {
     }
 }
 
-/// Credentials for the image's registry from `<config dir>/config.json` `auths`: the base64
-/// `auth` field (`user:password`) or `identitytoken`. Keys may be a bare host or a URL
-/// (`https://index.docker.io/v1/` for Docker Hub). Credential helpers (`credsStore`,
-/// `credHelpers`) are not consulted. `None` when nothing matches.
+/// Credentials for the image's registry, found as the `docker` CLI finds them in
+/// `<config dir>/config.json`: the credential helper named for the registry (`credHelpers`),
+/// then the `auths` entry (base64 `auth` of `user:password`, or `identitytoken`), then the
+/// default store (`credsStore`). A helper runs as `docker-credential-<name> get` with the
+/// server address on stdin (the `docker_credential` crate). The server address is the
+/// registry host, or `https://index.docker.io/v1/` for Docker Hub; `auths` keys written as
+/// URLs (`https://host/v2/`) match their host too. `None` when nothing matches or a helper
+/// fails (the pull then goes anonymously, and a private image is refused by the registry).
+/// Blocking (reads a file, may run a helper): call it off the async runtime.
 pub fn credentials_for(image: &str, config_dir: &Option<PathBuf>) -> Option<DockerCredentials> {
     let text = std::fs::read_to_string(config_dir.as_ref()?.join("config.json")).ok()?;
     credentials_from_config(image, &text)
 }
 
+/// The address credentials are stored under for the image's registry.
+fn server_address(image: &str) -> String {
+    match registry_of(image) {
+        "docker.io" => DOCKER_HUB_SERVER.to_string(),
+        host => host.to_string(),
+    }
+}
+
+/// Docker Hub's key in the Docker config and its credential helpers.
+const DOCKER_HUB_SERVER: &str = "https://index.docker.io/v1/";
+
 /// [`credentials_for`] over the config file's text.
 pub fn credentials_from_config(image: &str, config_json: &str) -> Option<DockerCredentials> {
+    use docker_credential::DockerCredential;
+    let server = server_address(image);
+    match docker_credential::get_credential_from_reader(config_json.as_bytes(), &server) {
+        Ok(DockerCredential::UsernamePassword(user, password)) => Some(DockerCredentials {
+            username: Some(user),
+            password: Some(password),
+            serveraddress: Some(server),
+            ..Default::default()
+        }),
+        Ok(DockerCredential::IdentityToken(token)) => Some(DockerCredentials {
+            identitytoken: Some(token),
+            serveraddress: Some(server),
+            ..Default::default()
+        }),
+        Err(_) => credentials_from_auths(image, config_json),
+    }
+}
+
+/// An `auths` entry whose key names the registry's host in any spelling (bare host, or a URL).
+fn credentials_from_auths(image: &str, config_json: &str) -> Option<DockerCredentials> {
     use base64::Engine as _;
     let v: serde_json::Value = serde_json::from_str(config_json).ok()?;
     let auths = v.get("auths")?.as_object()?;
@@ -281,6 +321,57 @@ mod tests {
         assert!(credentials_from_config("empty.example/x", config).is_none());
         assert!(credentials_from_config("quay.io/x", config).is_none());
         assert!(credentials_from_config("x", "not json").is_none());
+    }
+
+    /// A `docker-credential-berth-test` helper on `PATH` that answers for one server only,
+    /// as real helpers do (`get` reads the server address on stdin).
+    fn install_test_helper() {
+        static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+        DONE.get_or_init(|| {
+            use std::os::unix::fs::PermissionsExt;
+            let dir = std::env::temp_dir().join(format!("berth-cred-helper-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let helper = dir.join("docker-credential-berth-test");
+            std::fs::write(
+                &helper,
+                "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread server\n\
+                 [ \"$server\" = helped.example ] || { echo 'credentials not found in native keychain'; exit 1; }\n\
+                 printf '{\"ServerURL\":\"%s\",\"Username\":\"robot\",\"Secret\":\"s3cret\"}' \"$server\"\n",
+            )
+            .unwrap();
+            std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let mut dirs = vec![dir];
+            dirs.extend(std::env::split_paths(&path));
+            // SAFETY (edition 2021): set once, before any helper runs; no test reads PATH otherwise.
+            std::env::set_var("PATH", std::env::join_paths(dirs).unwrap());
+        });
+    }
+
+    #[test]
+    fn credentials_from_credential_helpers() {
+        install_test_helper();
+        let by_registry = r#"{"credHelpers":{"helped.example":"berth-test"},"auths":{}}"#;
+        let c = credentials_from_config("helped.example/o/r:1", by_registry).unwrap();
+        assert_eq!(
+            (
+                c.username.as_deref(),
+                c.password.as_deref(),
+                c.serveraddress.as_deref()
+            ),
+            (Some("robot"), Some("s3cret"), Some("helped.example"))
+        );
+        assert!(credentials_from_config("other.example/o/r", by_registry).is_none());
+
+        let store = r#"{"credsStore":"berth-test","auths":{"helped.example":{}}}"#;
+        let c = credentials_from_config("helped.example/x", store).unwrap();
+        assert_eq!(c.username.as_deref(), Some("robot"));
+        // The store has nothing for this one (the helper exits 1): anonymous, no error.
+        assert!(credentials_from_config("busybox", store).is_none());
+
+        // A helper that is not installed is no credential, not a failure.
+        let missing = r#"{"credHelpers":{"helped.example":"absent-helper"}}"#;
+        assert!(credentials_from_config("helped.example/x", missing).is_none());
     }
 
     #[test]

@@ -36,6 +36,11 @@ unqualified-search-registries = []
 [[registry]]
 location = "127.0.0.1:5055"
 insecure = true
+
+# The registry that wants credentials (__test__/credentials.test.ts starts it).
+[[registry]]
+location = "127.0.0.1:5056"
+insecure = true
 CONF
 
 ping_podman() { curl -sf --max-time 5 --unix-socket "$SOCK" http://localhost/_ping >/dev/null 2>&1; }
