@@ -57,6 +57,7 @@ export type {
   ListSessionsOptions,
   Liveness,
   Mount,
+  NetworkPolicy,
   Owner,
   Ownership,
   PeekOptions,

@@ -10,6 +10,7 @@ import type {
   SpawnOptions,
   WriteFileOptions,
   ExecResult,
+  NetworkPolicy,
   Owner,
   Ownership,
   ReleaseResult,
@@ -20,6 +21,7 @@ import type {
 } from './types';
 import {
   compact,
+  expectObject,
   expectOptionalNumber,
   expectOptionalBoolean,
   expectOptionalObject,
@@ -269,6 +271,29 @@ export class Session implements AsyncDisposable {
   async hostAddress(port: number): Promise<string> {
     expectPort(port, 'port');
     return callNative(() => this.#native.hostAddress(port));
+  }
+
+  /**
+   * Sets the container's outbound network access: `'deny-all'` detaches it from every network
+   * (loopback only; published ports stop answering), `'allow-all'` attaches it again to the
+   * network it was created on (`networkMode`, default the engine's bridge). Idempotent. Host
+   * and CIDR rules (the harness's `'custom'` mode) need a firewall outside the container,
+   * which berth does not run.
+   *
+   * Engine API: `GET /containers/{id}/json`, `POST /networks/{name}/disconnect`,
+   * `POST /networks/{name}/connect` (by container id).
+   *
+   * @param policy `{ mode: 'allow-all' | 'deny-all' }`.
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for another mode, or a container created
+   *   with networkMode `none`, `host` or another container's network.
+   * @throws SessionBusyError `E_SESSION_BUSY` (`reason: 'not-owner'`) on an adopted handle: the
+   *   container is another live process's; no engine call.
+   * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once the container is gone.
+   */
+  async setNetworkPolicy(policy: NetworkPolicy): Promise<void> {
+    expectObject(policy, 'policy');
+    expectString(policy.mode, 'mode');
+    return callNative(() => this.#native.setNetworkPolicy(policy.mode));
   }
 
   /**

@@ -332,6 +332,12 @@ export interface ExecResult {
 }
 
 /** Options of {@link Session.stop}. */
+/** Outbound network access of a session container (see `Session.setNetworkPolicy`). */
+export interface NetworkPolicy {
+  /** `'allow-all'`: attached to its own network; `'deny-all'`: loopback only. */
+  mode: 'allow-all' | 'deny-all';
+}
+
 export interface StopOptions {
   /** Stop even an adopted session. @default false */
   force?: boolean;

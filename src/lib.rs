@@ -28,6 +28,7 @@ pub mod image;
 pub mod labels;
 pub mod list;
 pub mod naming;
+pub mod network;
 pub mod peek;
 pub mod ports;
 pub mod provenance;

@@ -11,6 +11,7 @@ use crate::file_context::{self, FsContext, Target};
 use crate::files::{self, Data, FileReader};
 use crate::hold;
 use crate::identity::Owner;
+use crate::network::{self, NetworkPolicy};
 use crate::ports;
 use crate::remove::{self, Removal, Stop};
 use crate::spec::validate_port;
@@ -253,6 +254,36 @@ impl Session {
                 },
             },
         )
+    }
+
+    /// Sets the container's outbound network access; see [`network::set_policy`].
+    ///
+    /// Only an owner (created or inherited) may change it: an adopted handle gets
+    /// `E_SESSION_BUSY` (`reason: 'not-owner'`) without an engine call, since the container
+    /// is another live process's. After `remove()`: `E_SESSION_NOT_FOUND`.
+    pub async fn set_network_policy(&self, policy: NetworkPolicy) -> Result<()> {
+        let state = self.state.lock().await;
+        let not_found = || Error::SessionNotFound {
+            session_id: self.session_id.clone(),
+            name: self.name.clone(),
+        };
+        if state.duty == Duty::Done {
+            return Err(not_found());
+        }
+        if !self.owns() {
+            return Err(Error::SessionBusy {
+                session_id: self.session_id.clone(),
+                name: self.name.clone(),
+                id: self.id.clone(),
+                reason: "not-owner".into(),
+                owner: self
+                    .owner
+                    .as_ref()
+                    .map(Owner::to_json)
+                    .unwrap_or(serde_json::Value::Null),
+            });
+        }
+        network::set_policy(&self.engine, &self.id, policy, not_found).await
     }
 
     /// Runs `argv` in the container; see [`exec::exec`].

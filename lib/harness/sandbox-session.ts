@@ -1,6 +1,7 @@
-import type { HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint } from '@ai-sdk/harness';
+import type { HarnessV1NetworkPolicy, HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint } from '@ai-sdk/harness';
 import type { ExecProcess } from '../exec-process';
 import type { Session } from '../session';
+import { invalid } from '../validate';
 import { sliceLines } from './text-range';
 
 /** How a harness session was obtained, which decides what `stop()` and `destroy()` do. */
@@ -145,6 +146,20 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
       return;
     }
     await this.#session.remove();
+  };
+
+  /**
+   * `'deny-all'` detaches the container from every network (loopback only); `'allow-all'`
+   * attaches it again to the network it was created on. `'custom'` (host and CIDR rules)
+   * rejects with `E_INVALID_ARGUMENT`: enforcing it needs a firewall outside the container,
+   * which berth does not run. Only an owning handle may change it (`E_SESSION_BUSY` with
+   * `reason: 'not-owner'` on an adopted one). See `Session.setNetworkPolicy`.
+   */
+  readonly setNetworkPolicy = async (policy: HarnessV1NetworkPolicy): Promise<void> => {
+    if (policy.mode === 'custom') {
+      invalid('policy.mode', "berth cannot enforce host or CIDR rules; use 'allow-all' or 'deny-all'");
+    }
+    await this.#session.setNetworkPolicy({ mode: policy.mode });
   };
 
   /** The file and process surface only: no stop, destroy or ports. Same container. */

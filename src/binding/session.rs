@@ -16,6 +16,7 @@ use super::options::{
 };
 use super::process::BindingExecProcess;
 use crate::files::{normalize_path, Data};
+use crate::network::NetworkPolicy;
 use crate::session::Session;
 use crate::spec::whole_number;
 
@@ -147,6 +148,28 @@ impl BindingSession {
                 released: out.released,
                 reason: out.reason.map(str::to_string),
             })
+        })
+    }
+
+    /// Sets the container's outbound network access: `mode` `'deny-all'` detaches it from
+    /// every network (loopback only), `'allow-all'` attaches it to the network it was created
+    /// on. Idempotent.
+    ///
+    /// Engine API: `GET /containers/{id}/json`, `POST /networks/{name}/disconnect`,
+    /// `POST /networks/{name}/connect`. Errors: `E_INVALID_ARGUMENT` (`'custom'` or another
+    /// mode; a container created with networkMode `none`, `host` or another container's
+    /// network), `E_SESSION_BUSY` (`reason: 'not-owner'`: an adopted handle, no engine
+    /// call), `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn set_network_policy<'e>(
+        &self,
+        env: &'e Env,
+        mode: String,
+    ) -> napi::Result<PromiseRaw<'e, ()>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let policy = js(NetworkPolicy::parse(&mode))?;
+            js(inner.set_network_policy(policy).await)
         })
     }
 
