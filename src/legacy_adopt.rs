@@ -87,7 +87,12 @@ pub async fn adopt_unlabelled(
         return Err(not_found());
     }
     let same = same_reference(&f.image, &spec.image)
-        || guard(cancel, OPERATION, same_image_id(&engine, &spec.image, &f.image_id)).await?;
+        || guard(
+            cancel,
+            OPERATION,
+            same_image_id(&engine, &spec.image, &f.image_id),
+        )
+        .await?;
     if !same {
         return Err(foreign(format!(
             "the container runs image `{}` ({}), not the requested `{}`",
@@ -175,10 +180,19 @@ mod tests {
             ("busybox", "docker.io/library/busybox:latest"),
             ("busybox:1", "docker.io/library/busybox:1"),
             ("berth-test/busybox:1", "docker.io/berth-test/busybox:1"),
-            ("docker.io/berth-test/busybox:1", "docker.io/berth-test/busybox:1"),
-            ("docker.io/library/busybox", "docker.io/library/busybox:latest"),
+            (
+                "docker.io/berth-test/busybox:1",
+                "docker.io/berth-test/busybox:1",
+            ),
+            (
+                "docker.io/library/busybox",
+                "docker.io/library/busybox:latest",
+            ),
             ("localhost/agent", "localhost/agent:latest"),
-            ("registry.local:5000/team/agent:1", "registry.local:5000/team/agent:1"),
+            (
+                "registry.local:5000/team/agent:1",
+                "registry.local:5000/team/agent:1",
+            ),
             ("127.0.0.1:5055/x", "127.0.0.1:5055/x:latest"),
             ("busybox@sha256:abc", "docker.io/library/busybox@sha256:abc"),
         ] {
@@ -188,7 +202,10 @@ mod tests {
 
     #[test]
     fn same_reference_across_engines_spellings() {
-        assert!(same_reference("berth-test/busybox:1", "docker.io/berth-test/busybox:1"));
+        assert!(same_reference(
+            "berth-test/busybox:1",
+            "docker.io/berth-test/busybox:1"
+        ));
         assert!(same_reference("busybox", "busybox:latest"));
         assert!(same_reference("busybox", "docker.io/library/busybox"));
         assert!(!same_reference("busybox:1", "busybox:2"));

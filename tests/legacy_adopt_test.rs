@@ -46,7 +46,11 @@ async fn force_remove(engine: &Engine, id: &str) {
         .force(true)
         .v(true)
         .build();
-    engine.docker.remove_container(id, Some(opts)).await.unwrap();
+    engine
+        .docker
+        .remove_container(id, Some(opts))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -60,10 +64,17 @@ async fn adopts_a_stopped_unlabelled_container_of_the_image_and_never_removes_it
     let s = adopt_unlabelled(&legacy(&id, TEST_IMAGE), &EngineOptions::default(), &never)
         .await
         .unwrap();
-    assert_eq!((s.id.as_str(), s.ownership), (theirs.as_str(), Ownership::Adopted));
+    assert_eq!(
+        (s.id.as_str(), s.ownership),
+        (theirs.as_str(), Ownership::Adopted)
+    );
     assert!(s.name.starts_with("please-"), "{}", s.name);
     let c = inspect(&engine, &theirs).await.unwrap().unwrap();
-    assert_eq!(c.state.as_ref().and_then(|s| s.running), Some(true), "started");
+    assert_eq!(
+        c.state.as_ref().and_then(|s| s.running),
+        Some(true),
+        "started"
+    );
 
     let r = s.remove(false).await.unwrap();
     assert_eq!((r.removed, r.reason), (false, Some("not-owner")));
@@ -86,7 +97,11 @@ async fn refuses_another_image_a_berth_container_and_an_empty_name() {
         .unwrap();
     assert_eq!(e.code(), "E_FOREIGN_CONTAINER", "{e}");
     let c = inspect(&engine, &theirs).await.unwrap().unwrap();
-    assert_eq!(c.state.as_ref().and_then(|s| s.running), Some(false), "left alone");
+    assert_eq!(
+        c.state.as_ref().and_then(|s| s.running),
+        Some(false),
+        "left alone"
+    );
     force_remove(&engine, &theirs).await;
 
     let ours = unique("legacy-berth");
@@ -121,7 +136,10 @@ async fn bad_input_is_refused_before_any_engine_call() {
     ] {
         match adopt_unlabelled(&spec, &nowhere, &never).await {
             Err(Error::InvalidArgument { field: f, .. }) => assert_eq!(f, field),
-            other => panic!("expected E_INVALID_ARGUMENT for {field}, got {:?}", other.err()),
+            other => panic!(
+                "expected E_INVALID_ARGUMENT for {field}, got {:?}",
+                other.err()
+            ),
         }
     }
 }
