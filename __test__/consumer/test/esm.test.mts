@@ -1,5 +1,5 @@
 // The package as an ESM consumer imports it: all three entry points, resolved from node_modules.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSession, peek, resumeSession, SessionExistsError, type Session } from '@berth/core';
@@ -21,6 +21,11 @@ describe('@berth/core from ESM', () => {
     // The binary comes from the platform package, not from the root package.
     expect(existsSync(join(root, 'berth.linux-x64-gnu.node'))).toBe(false);
     expect(existsSync(join(root, '..', 'core-linux-x64-gnu', 'berth.linux-x64-gnu.node'))).toBe(true);
+    // As published: one optional platform package per napi target; npm installed this platform's.
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { optionalDependencies?: Record<string, string> };
+    expect(Object.keys(manifest.optionalDependencies ?? {}).sort()).toEqual(
+      ['darwin-arm64', 'darwin-x64', 'linux-arm64-gnu', 'linux-x64-gnu', 'linux-x64-musl', 'win32-x64-msvc'].map((t) => `@berth/core-${t}`),
+    );
   });
 
   it('creates, refuses a second create, resumes (adopted, remove a no-op) and removes a session', async () => {
