@@ -130,7 +130,7 @@ describe.skipIf(!engineAvailable())('@berth/core/container', () => {
     let removeSettled = false;
     const removal = h.remove().finally(() => (removeSettled = true));
     // The create has not been answered, so remove() cannot have issued anything yet.
-    const create = proxy.requests.at(-1)!;
+    const create = proxy.requests.slice(from).find((r) => r.method === 'POST' && r.path.startsWith('/containers/create?'))!;
     expect(create).toMatchObject({ method: 'POST', answeredSeq: null });
     expect(removeSettled).toBe(false);
     held.release();
