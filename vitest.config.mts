@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['__test__/**/*.test.ts'],
+    // The consumer project is a template run from its packed tarballs by .ci/steps/60-consumer.sh, never from here.
+    exclude: [...configDefaults.exclude, '__test__/consumer/**'],
     // Native addons and worker threads do not mix well (napi-rs #3443): keep child processes.
     pool: 'forks',
     globalSetup: ['__test__/global-setup.ts'],

@@ -26,6 +26,7 @@ pub mod holders;
 pub mod identity;
 pub mod image;
 pub mod labels;
+pub mod legacy_adopt;
 pub mod list;
 pub mod naming;
 pub mod network;

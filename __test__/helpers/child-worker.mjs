@@ -2,9 +2,12 @@
 // package root as a user would. Messages in: { id, op, args, gated? } and { go: true };
 // out: { ready, pid }, { id, armed: true }, { id, ok: true, value } | { id, ok: false, error }.
 import * as berth from '../../index.mjs';
+import * as dropIn from '../../container.mjs';
 
 /** @type {Map<string, berth.Session>} */
 const sessions = new Map();
+/** @type {Map<string, import('../../container.mjs').ContainerHandle>} */
+const handles = new Map();
 let nextHandle = 0;
 /** @type {(() => void)[]} */
 let waitingForGo = [];
@@ -74,6 +77,18 @@ const ops = {
   reapOrphans: (options) => berth.reapOrphans(options),
   containerName: (sessionId, prefix) => berth.containerName(sessionId, prefix),
   hold: (handle) => describeSession(handle, held(handle)),
+  containerHandle: async (sandboxId, options) => {
+    const h = dropIn.createContainerHandle(sandboxId, options);
+    await h.ready();
+    const handle = `c${++nextHandle}`;
+    handles.set(handle, h);
+    return { handle, name: h.name, id: h.id, ownership: h.ownership };
+  },
+  containerRemove: (handle) => {
+    const h = handles.get(handle);
+    if (!h) throw new Error(`child ${process.pid}: no container handle ${handle}`);
+    return h.remove();
+  },
   pid: () => process.pid,
   exit: (code = 0) => {
     setImmediate(() => process.exit(code));

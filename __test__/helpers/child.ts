@@ -52,6 +52,8 @@ export interface ChildOps {
   reapOrphans: [options?: Record<string, unknown>];
   containerName: [sessionId: string, prefix?: string];
   hold: [handle: string];
+  containerHandle: [sandboxId: string, options: Record<string, unknown>];
+  containerRemove: [handle: string];
   pid: [];
   exit: [code?: number];
 }

@@ -5,6 +5,7 @@ mod cancel;
 mod errors;
 mod files;
 mod functions;
+mod legacy;
 mod listing;
 mod options;
 mod process;
