@@ -8,6 +8,7 @@ mod functions;
 mod listing;
 mod options;
 mod process;
+mod recovery;
 mod session;
 mod templates;
 
