@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import {
+  AbortedError,
   containerName,
   createSession,
   ImageNotFoundError,
@@ -19,6 +20,7 @@ import {
 import { callTogether, killAllChildren, startChild, startChildren } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
 import { inspectContainer, listContainers } from './helpers/engine-http.mjs';
+import { waitForProcess } from './helpers/engine-wait.js';
 import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
@@ -113,6 +115,27 @@ describe.skipIf(!engineAvailable())('recreateSession', () => {
     expect(verify.details.findings.map((f) => f.code)).toContain('writable-read-only');
     expect(await inspectContainer(verify.details.id)).toBeNull();
     await unchanged();
+  });
+
+  test('an abort during the new container\'s setup rolls back: E_ABORTED, the old container back under its name', async ({ sessionId, labels, track }) => {
+    const name = containerName(sessionId);
+    const old = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
+    const controller = new AbortController();
+    const recreating = recreateSession({ sessionId, image: TEST_IMAGE, labels, setupCommands: [['sleep', '1007']], abortSignal: controller.signal });
+    recreating.catch(() => {}); // asserted below
+    let newId = '';
+    await until('the new container runs under the name', async () => {
+      const c = await inspectContainer(name);
+      newId = c?.Id ?? '';
+      return newId !== '' && newId !== old.id && c.State.Running === true;
+    });
+    await waitForProcess(newId, 'sleep 1007');
+    controller.abort();
+    const aborted = await expectBerthError(recreating, AbortedError);
+    expect(aborted.details.operation).toBe('recreateSession');
+    expect(await inspectContainer(newId)).toBeNull();
+    expect(await containersOf(sessionId)).toEqual([{ id: old.id, name, state: 'running' }]);
+    expect(await replacementRecords(old.id)).toEqual([]);
   });
 
   test('only the owner recreates: an adopter gets E_SESSION_BUSY (not-owner)', async ({ sessionId, labels }) => {

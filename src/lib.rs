@@ -38,6 +38,7 @@ pub mod records;
 pub mod recreate;
 pub mod remove;
 pub mod repair;
+pub mod replaced;
 pub mod replacement;
 pub mod resume;
 pub mod session;

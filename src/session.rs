@@ -96,7 +96,7 @@ pub struct Session {
     /// The verification a `resumeSession({ verify })` or a recreation ran, if any.
     pub verification: Option<crate::verify::Verification>,
     /// What a recreation lost and kept, for a handle made by `recreateSession`.
-    pub replaced: Option<crate::recreate::Replaced>,
+    pub replaced: Option<crate::replaced::Replaced>,
     state: Mutex<State>,
     /// The container user's ids and mount table, learned on the first file call.
     fs: OnceCell<FsContext>,
@@ -158,7 +158,7 @@ impl Session {
     }
 
     /// The same handle, reporting what its recreation `replaced`.
-    pub fn with_replaced(self, replaced: crate::recreate::Replaced) -> Self {
+    pub fn with_replaced(self, replaced: crate::replaced::Replaced) -> Self {
         Session {
             replaced: Some(replaced),
             ..self

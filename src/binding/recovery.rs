@@ -104,9 +104,9 @@ pub struct BindingReplaced {
     pub kept: Vec<BindingReplacedItem>,
 }
 
-impl From<crate::recreate::Replaced> for BindingReplaced {
-    fn from(r: crate::recreate::Replaced) -> Self {
-        let items = |v: Vec<crate::recreate::Item>| {
+impl From<crate::replaced::Replaced> for BindingReplaced {
+    fn from(r: crate::replaced::Replaced) -> Self {
+        let items = |v: Vec<crate::replaced::Item>| {
             v.into_iter()
                 .map(|i| BindingReplacedItem {
                     kind: i.kind.into(),
