@@ -112,17 +112,14 @@ struct Ids<'a> {
 /// Everything before the lock: recovery of a stale replacement, identity, readiness, the
 /// ownership rule, the image. Changes nothing but a stale replacement's recovery.
 async fn prepare(engine: &Engine, r: &RecreateSpec, ids: &Ids<'_>) -> Result<Prepared> {
-    let in_progress = replacement::settle_name(engine, ids.name).await?;
+    replacement::settle_name(engine, ids.name).await?;
     let Some(c) = inspect(engine, ids.name).await? else {
-        return Err(match in_progress {
-            Some(holder) => replacement::busy(ids.session_id, ids.name, "", holder.as_ref()),
-            None => Error::SessionNotFound {
-                session_id: ids.session_id.into(),
-                name: ids.name.into(),
-            },
-        });
+        return Err(replacement::absent(engine, ids.session_id, ids.name).await?);
     };
     let f = Facts::from_inspect(&c);
+    if replacement::renamed_meanwhile(&f, ids.name) {
+        return Err(replacement::busy(ids.session_id, ids.name, &f.id, None));
+    }
     check_ours(engine, &c, &f, ids).await?;
     let busy = |reason: &str, owner: Option<&Owner>| Error::SessionBusy {
         session_id: ids.session_id.into(),

@@ -370,6 +370,30 @@ pub async fn commit(
     Ok(())
 }
 
+/// The error for a session name with no container: `E_SESSION_BUSY` (`recreating`) while a
+/// replacement of that name is recorded (the old container is aside, the new one not made
+/// yet), else `E_SESSION_NOT_FOUND`. Reads the records again, after the failed inspect, so a
+/// recreation that started in between is seen. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub async fn absent(engine: &Engine, session_id: &str, name: &str) -> Result<Error> {
+    let recorded = list(engine)
+        .await?
+        .into_iter()
+        .find(|(_, r)| r.name == name);
+    Ok(match recorded {
+        Some((_, r)) => busy(session_id, name, &r.old_id, r.holder.as_ref()),
+        None => Error::SessionNotFound {
+            session_id: session_id.into(),
+            name: name.into(),
+        },
+    })
+}
+
+/// Whether a container inspected by the session's `name` answered under another name: a
+/// recreation renamed it aside between the engine's name lookup and its answer.
+pub fn renamed_meanwhile(f: &Facts, name: &str) -> bool {
+    f.name != name
+}
+
 /// The error for a session whose container is being replaced by a live (or unknown) process.
 pub fn busy(session_id: &str, name: &str, id: &str, holder: Option<&Owner>) -> Error {
     Error::SessionBusy {

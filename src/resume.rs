@@ -113,14 +113,19 @@ async fn adopt(
         session_id: session_id.into(),
         name: name.into(),
     };
-    let in_progress = guard(cancel, OPERATION, settle_name(engine, name)).await?;
+    guard(cancel, OPERATION, settle_name(engine, name)).await?;
     let Some(c) = guard(cancel, OPERATION, inspect(engine, name)).await? else {
-        return Err(match in_progress {
-            Some(holder) => replacement::busy(session_id, name, "", holder.as_ref()),
-            None => not_found(),
-        });
+        return Err(guard(
+            cancel,
+            OPERATION,
+            replacement::absent(engine, session_id, name),
+        )
+        .await?);
     };
     let f = Facts::from_inspect(&c);
+    if replacement::renamed_meanwhile(&f, name) {
+        return Err(replacement::busy(session_id, name, &f.id, None));
+    }
     let Some(managed) = &f.managed else {
         return Err(Error::ForeignContainer {
             session_id: session_id.into(),

@@ -22,7 +22,7 @@ use crate::naming::{container_name, DEFAULT_PREFIX};
 use crate::provenance::not_berth_made;
 use crate::records;
 use crate::repair;
-use crate::replacement::{busy, settle_name};
+use crate::replacement::{absent, settle_name};
 use crate::spec::{validate_prefix, validate_session_id, validate_writable_paths, Mount};
 
 /// What a container is checked against, beyond its creation record. Fields left `None` or
@@ -94,7 +94,7 @@ pub async fn verify_session(
     validate_expect(&spec.expect)?;
     let name = container_name(&spec.session_id, Some(&prefix));
     let engine = guard(cancel, OPERATION, engine::connect(engine_opts)).await?;
-    let in_progress = guard(cancel, OPERATION, settle_name(&engine, &name)).await?;
+    guard(cancel, OPERATION, settle_name(&engine, &name)).await?;
     let run = verify(
         &engine,
         &name,
@@ -103,11 +103,9 @@ pub async fn verify_session(
         &spec.expect,
         spec.repair,
     );
-    match (guard(cancel, OPERATION, run).await, in_progress) {
-        (Err(Error::SessionNotFound { .. }), Some(holder)) => {
-            Err(busy(&session_id, &name, "", holder.as_ref()))
-        }
-        (r, _) => r,
+    match guard(cancel, OPERATION, run).await {
+        Err(Error::SessionNotFound { .. }) => Err(absent(&engine, &session_id, &name).await?),
+        r => r,
     }
 }
 
@@ -196,6 +194,8 @@ fn reject_hard(v: Verification, session_id: &str, name: &str) -> Result<Verifica
 
 /// One pass of every check over `target`. Returns the inspect answer and the findings.
 /// Identity findings end the pass: nothing is probed in a container that is not ours.
+/// Errors: `E_SESSION_NOT_FOUND`, `E_SESSION_BUSY` (`recreating`: looked up by name, the
+/// container answered under another one), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub async fn check(
     engine: &Engine,
     target: &str,
@@ -210,6 +210,9 @@ pub async fn check(
             name: name.into(),
         })?;
     let f = Facts::from_inspect(&c);
+    if target == name && crate::replacement::renamed_meanwhile(&f, name) {
+        return Err(crate::replacement::busy(session_id, name, &f.id, None));
+    }
     let identity = identity_findings(engine, &c, &f, session_id).await?;
     if !identity.is_empty() {
         return Ok((c, identity));
