@@ -148,7 +148,7 @@ describe.skipIf(!engineAvailable())('verifySession', () => {
     expect(codes(failed.details.findings)).toEqual(['writable-read-only']);
   });
 
-  test('a container whose labels or id do not match the creation record, a foreign one, one without init', async ({ sessionId, labels, track }) => {
+  test('a container whose labels or id do not match the creation record, a foreign one, one without init and with a tmpfs', async ({ sessionId, labels, track }) => {
     const s = track(await createSession({ sessionId, image: TEST_IMAGE, labels: { ...labels, team: 'a' } }));
     const name = containerName(sessionId);
     const original = await inspectContainer(s.id);
@@ -188,11 +188,14 @@ describe.skipIf(!engineAvailable())('verifySession', () => {
       await removeContainer(relabelled);
       await deleteVolume(`berth-ready-${relabelled}`);
 
-      // The same labels, recorded, but no init process.
-      const noInit = await lookAlike({}, { Init: false });
+      // The same labels, recorded, but no init process, and a tmpfs where the spec binds a host path.
+      const noInit = await lookAlike({}, { Init: false, Tmpfs: { '/t': '' } });
       await createVolume(`berth-ready-${noInit}`, { ...ready.Labels, 'dev.berth.container-id': noInit });
-      const init = await verifySession(sessionId, { repair: false });
-      expect(codes(init.findings)).toContain('init-missing');
+      const init = await verifySession(sessionId, { repair: false, spec: { mounts: [{ source: hostDir(), target: '/t' }] } });
+      expect(init.findings.map((f) => [f.code, f.kind])).toEqual([
+        ['init-missing', 'hard'],
+        ['mount-type', 'hard'],
+      ]);
       await removeContainer(noInit);
       await deleteVolume(`berth-ready-${noInit}`);
 
