@@ -12,7 +12,8 @@ import { compact, expectObject, expectOptionalBoolean, expectOptionalSignal, exp
  * Replaces a session's container with a new one made from `options`, explicitly, with rollback.
  *
  * Allowed to the session's owner (its creator, or the process that took the duty to remove
- * over); with `takeOver`, to any process once that owner is dead. Anyone else gets
+ * over); with `takeOver`, to any process once that owner is dead (it claims the duty first; a
+ * rollback leaves the old container's duty with it). Anyone else gets
  * `E_SESSION_BUSY` (`reason: 'not-owner'`); of concurrent recreations exactly one proceeds (a
  * lock record, `berth-replace-<old id>`, is created compare-and-set), the others get
  * `E_SESSION_BUSY` (`'recreating'`, or `'taken-over'` for a lost take-over).

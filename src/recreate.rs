@@ -56,7 +56,8 @@ pub struct RecreateSpec {
 /// Replaces session `r.spec.session_id`'s container with a new one made from `r.spec`.
 ///
 /// Allowed to the duty holder (the creator, or the process that took the duty over) and,
-/// with `take_over`, to any process when the duty holder is dead. The new container is
+/// with `take_over`, to any process when the duty holder is dead (it claims the duty first,
+/// after the lock; a rollback leaves the old container's duty with it). The new container is
 /// created under the session's name with this process as its owner (`ownership: 'created'`)
 /// and verified against the spec (mounts, ports, writable paths) before the old one is
 /// removed. Bind mounts and named volumes are kept (named volumes of the old container are
