@@ -22,6 +22,7 @@ export const {
   SessionNotFoundError,
   SetupFailedError,
   SpecDriftError,
+  VerifyFailedError,
   TEMPLATE_REPO,
   containerName,
   createSession,
@@ -32,6 +33,8 @@ export const {
   peek,
   pruneTemplates,
   reapOrphans,
+  recreateSession,
   removeTemplate,
   resumeSession,
+  verifySession,
 } = cjs;

@@ -48,6 +48,8 @@ export function toNativeSpec(spec: Partial<CreateSpec>, path = ''): NativeCreate
   expectOptionalStringRecord(spec.labels, f('labels'));
   expectOptionalStringArray(spec.entrypoint, f('entrypoint'));
   expectOptionalStringArray(spec.capDrop, f('capDrop'));
+  expectOptionalStringArray(spec.mountRoots, f('mountRoots'));
+  expectOptionalStringArray(spec.writablePaths, f('writablePaths'));
   expectOptionalBoolean(spec.noNewPrivileges, f('noNewPrivileges'));
   expectOptionalBoolean(spec.readOnlyRootFilesystem, f('readOnlyRootFilesystem'));
   expectOptionalNumber(spec.memoryBytes, f('memoryBytes'), { min: 0 });

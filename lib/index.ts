@@ -18,6 +18,7 @@ export {
   SessionNotFoundError,
   SetupFailedError,
   SpecDriftError,
+  VerifyFailedError,
   type AbortedDetails,
   type BerthErrorOptions,
   type EngineDetails,
@@ -33,10 +34,13 @@ export {
   type SessionNotFoundDetails,
   type SetupFailedDetails,
   type SpecDriftDetails,
+  type VerifyFailedDetails,
 } from './errors/index';
 export { listSessions } from './list-sessions';
 export { peek } from './peek';
 export { reapOrphans } from './reap-orphans';
+export { recreateSession } from './recreate-session';
+export { verifySession } from './verify-session';
 export { resumeSession } from './resume-session';
 export { ExecProcess } from './exec-process';
 export type { ByteSource } from './file-stream';
@@ -50,6 +54,8 @@ export type {
   EngineOption,
   EngineOptions,
   EnsureImageOptions,
+  Finding,
+  FindingKind,
   ExecOptions,
   ExecResult,
   Holder,
@@ -68,6 +74,10 @@ export type {
   ReapEntry,
   ReapOptions,
   ReapReport,
+  RecreateSessionOptions,
+  Replaced,
+  ReplacedItem,
+  SettledReplacement,
   ReleaseResult,
   RemoveOptions,
   RemoveResult,
@@ -77,5 +87,7 @@ export type {
   SpawnOptions,
   StopOptions,
   StopResult,
+  Verification,
+  VerifySessionOptions,
   WriteFileOptions,
 } from './types';

@@ -1,7 +1,7 @@
 import { loadBinding } from './binding';
 import { callNative } from './native-call';
 import { scopeOptions } from './list-sessions';
-import type { ReapEntry, ReapOptions, ReapReport } from './types';
+import type { ReapEntry, ReapOptions, ReapReport, SettledReplacement } from './types';
 import { expectOptionalBoolean } from './validate';
 
 /**
@@ -11,6 +11,10 @@ import { expectOptionalBoolean } from './validate';
  * Each candidate is inspected and its records read again right before its removal, which is
  * by container id with its anonymous volumes and records. A removal that fails is reported
  * as kept (`remove-failed`); the next run tries again.
+ *
+ * First it finishes or rolls back recreations a dead process left half-done (see
+ * {@link recreateSession}) whose records carry `labels`, so exactly one container stays under
+ * each name; they are listed in `replacements`.
  *
  * Without `prefix` or `labels` it covers every berth-managed container the engine has, and
  * also deletes record volumes whose container is gone; both narrow it by exact label match.
@@ -36,5 +40,10 @@ export async function reapOrphans(options: ReapOptions = {}): Promise<ReapReport
   const native = options.dryRun === undefined ? scope : { ...scope, dryRun: options.dryRun };
   const report = await callNative(() => loadBinding().reapOrphans(native));
   const entry = (e: (typeof report.removed)[number]): ReapEntry => ({ ...e, sessionId: e.sessionId ?? null });
-  return { removed: report.removed.map(entry), kept: report.kept.map(entry), removedRecords: report.removedRecords };
+  return {
+    removed: report.removed.map(entry),
+    kept: report.kept.map(entry),
+    removedRecords: report.removedRecords,
+    replacements: report.replacements.map((r) => ({ ...r, outcome: r.outcome as SettledReplacement['outcome'] })),
+  };
 }

@@ -23,7 +23,11 @@ import {
  * handle reports the owner and its liveness. Ownership of the result: `adopted` (it will not
  * remove the container without `force`), or `inherited` with `takeOver` when the owner is
  * dead (then `remove()` removes it; of concurrent take-overs exactly one wins). While the
- * owner lives or is unknown, `takeOver` simply adopts.
+ * owner lives or is unknown, `takeOver` simply adopts. With `verify`, the container is then
+ * checked and repaired in place as {@link verifySession} does (`session.verification`).
+ *
+ * A recreation of this session that a dead process left half-done is finished or rolled back
+ * first (see {@link recreateSession}); one in progress is `E_SESSION_BUSY` (`'recreating'`).
  *
  * Every handle is recorded as a holder (an engine volume other processes see, see
  * {@link listSessions}); an adopted handle's `remove()` makes no engine call, and its
@@ -44,6 +48,8 @@ import {
  * holder), `'taken-over'` (another process won the take-over, or holds the duty since), or `'initialising'`.
  * @throws SessionIncompleteError `E_SESSION_INCOMPLETE` when setup never finished and the creator is dead.
  * @throws SpecDriftError `E_SPEC_DRIFT` with `onDrift: 'error'` and any drift; nothing adopted.
+ * @throws VerifyFailedError `E_VERIFY_FAILED` with `verify` when a hard finding is left after repair
+ * (see {@link verifySession}); the handle's hold is dropped again.
  * @throws AbortedError `E_ABORTED`, EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
  * @example
  * ```ts
@@ -55,11 +61,12 @@ import {
  */
 export async function resumeSession(options: ResumeSessionOptions): Promise<Session> {
   expectObject(options, 'options');
-  const { sessionId, prefix, exclusive, takeOver, spec, onDrift, abortSignal, engine, socketPath, connectTimeoutMs } = options;
+  const { sessionId, prefix, exclusive, takeOver, spec, onDrift, verify, abortSignal, engine, socketPath, connectTimeoutMs } = options;
   expectString(sessionId, 'sessionId', { wellFormed: false });
   expectOptionalString(prefix, 'prefix', { wellFormed: false });
   expectOptionalBoolean(exclusive, 'exclusive');
   expectOptionalBoolean(takeOver, 'takeOver');
+  expectOptionalBoolean(verify, 'verify');
   expectOptionalObject(spec, 'spec');
   if (onDrift !== undefined && onDrift !== 'report' && onDrift !== 'error') {
     invalid('onDrift', "expected 'report' or 'error'");
@@ -72,6 +79,7 @@ export async function resumeSession(options: ResumeSessionOptions): Promise<Sess
     takeOver,
     spec: spec === undefined ? undefined : toNativeSpec(spec, 'spec.'),
     onDrift,
+    verify,
     ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as Parameters<NativeBinding['resumeSession']>[0];
   const session = await callNative(() =>

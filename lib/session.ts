@@ -10,8 +10,12 @@ import type {
   SpawnOptions,
   WriteFileOptions,
   ExecResult,
+  Finding,
   NetworkPolicy,
   Owner,
+  Replaced,
+  ReplacedItem,
+  Verification,
   Ownership,
   ReleaseResult,
   RemoveOptions,
@@ -77,6 +81,18 @@ export class Session implements AsyncDisposable {
   /** Create-spec fields that differ from the `spec` given to resumeSession (empty otherwise). */
   get drift(): string[] {
     return [...this.#native.drift];
+  }
+
+  /** The verification `resumeSession({ verify: true })` or {@link recreateSession} ran; null otherwise. */
+  get verification(): Verification | null {
+    const v = this.#native.verification;
+    return v ? { ...v, findings: v.findings.map(finding) } : null;
+  }
+
+  /** For a handle from {@link recreateSession}: what the recreation lost and kept; null otherwise. */
+  get replaced(): Replaced | null {
+    const r = this.#native.replaced;
+    return r ? { previousId: r.previousId, lost: r.lost.map(item), kept: r.kept.map(item) } : null;
   }
 
   /**
@@ -386,4 +402,20 @@ function attachSignal(
   const onAbort = (): void => token.cancel();
   signal.addEventListener('abort', onAbort, { once: true });
   return { token, detach: () => signal.removeEventListener('abort', onAbort) };
+}
+
+/** A native finding without `undefined` members. */
+export function finding(f: { code: string; kind: string; message: string; path?: string | null; field?: string | null; repaired: boolean }): Finding {
+  return compact({
+    code: f.code,
+    kind: f.kind as Finding['kind'],
+    message: f.message,
+    path: f.path ?? undefined,
+    field: f.field ?? undefined,
+    repaired: f.repaired,
+  });
+}
+
+function item(i: { kind: string; source?: string | null; target?: string | null }): ReplacedItem {
+  return compact({ kind: i.kind, source: i.source ?? undefined, target: i.target ?? undefined });
 }

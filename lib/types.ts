@@ -199,6 +199,95 @@ export interface ReapReport {
   kept: ReapEntry[];
   /** Record volumes whose container is gone, deleted (only by a run without `prefix`/`labels`). */
   removedRecords: string[];
+  /** Recreations cut short by a dead process, finished or rolled back before the survey (none with `dryRun`). */
+  replacements: SettledReplacement[];
+}
+
+/** A recreation the reaper recovered (see {@link recreateSession}). */
+export interface SettledReplacement {
+  /** The session's container name. */
+  name: string;
+  /** The id of the container that was being replaced. */
+  previousId: string;
+  /**
+   * `completed`: the new container had been verified, the old one was removed.
+   * `rolled-back`: the new container (if made) was removed, the old one is back under its name.
+   * `name-taken`: another container took the name meanwhile; the old one stays aside.
+   */
+  outcome: 'completed' | 'rolled-back' | 'name-taken';
+}
+
+/** Whether repair in place can fix a finding. */
+export type FindingKind = 'repairable' | 'hard';
+
+/**
+ * One thing verify found wrong with a session's container. Codes are stable:
+ * `identity-foreign`, `identity-unrecorded`, `identity-labels`, `state-stopped`, `state-paused`,
+ * `state-unusable`, `init-missing`, `exec-failed`, `mount-missing`, `mount-type`,
+ * `mount-source`, `mount-mode`, `writable-missing`, `writable-denied`, `writable-read-only`,
+ * `port-unmapped` (see the README, "When a sandbox breaks").
+ */
+export interface Finding {
+  /** Stable code. */
+  code: string;
+  /** `repairable` (start, unpause, ownership and mode of a writable path) or `hard` (recreate). */
+  kind: FindingKind;
+  /** What is wrong, naming the path or field. */
+  message: string;
+  /** The container path concerned (mounts, writable paths). */
+  path?: string;
+  /** The spec field or label concerned (`mounts[0].readOnly`, `ports[1]`, `labels.team`). */
+  field?: string;
+  /** True once repair fixed it (and verify checked again). */
+  repaired: boolean;
+}
+
+/** What {@link verifySession} reports. */
+export interface Verification {
+  /** The container id verified. */
+  id: string;
+  /** True when nothing is left unrepaired. */
+  ok: boolean;
+  /** Repaired findings (`repaired: true`) and those left. */
+  findings: Finding[];
+}
+
+/** Options of {@link verifySession}. */
+export interface VerifySessionOptions extends EngineOptions {
+  /** Container name prefix. @default 'berth' */
+  prefix?: string;
+  /** Mounts, ports, writable paths and the user to probe them as. Other create-spec fields are accepted and ignored. */
+  spec?: Partial<CreateSpec>;
+  /** Repair repairable findings in place and verify again; a hard finding left rejects. `false`: report only. @default true */
+  repair?: boolean;
+  /** Aborts the verification (a repair under way finishes its engine call). */
+  abortSignal?: AbortSignal;
+}
+
+/** Options of {@link recreateSession}: the new container's spec, engine selection, pull options. */
+export interface RecreateSessionOptions extends CreateSpec, EngineOptions, PullOptions {
+  /** When the session's duty holder is dead, take the duty over first (as resumeSession's `takeOver`). @default false */
+  takeOver?: boolean;
+  /** Aborts the recreation: whatever it changed is rolled back before the promise rejects. */
+  abortSignal?: AbortSignal;
+}
+
+/** One thing a recreation lost or kept. */
+export interface ReplacedItem {
+  /** Lost: `writable-layer`, `processes`, `tmpfs`, `anonymous-volume`. Kept: `bind`, `volume` (named, carried over). */
+  kind: string;
+  /** Host path (bind) or volume name (volume). */
+  source?: string;
+  /** Container path. */
+  target?: string;
+}
+
+/** What {@link recreateSession} lost and kept. */
+export interface Replaced {
+  /** The replaced container's id (removed). */
+  previousId: string;
+  lost: ReplacedItem[];
+  kept: ReplacedItem[];
 }
 
 /** How a handle came to hold its container; only `created` and `inherited` may remove it. */
@@ -234,6 +323,17 @@ export interface CreateSpec {
   setupCommands?: (string | string[])[];
   /** Bind mounts. */
   mounts?: Mount[];
+  /**
+   * Host directories bind sources must resolve inside: a source outside them, or one with a
+   * symlinked segment leading elsewhere, is `E_INVALID_ARGUMENT` naming the segment. Checked
+   * before the create when the engine is local. @default any existing absolute path
+   */
+  mountRoots?: string[];
+  /**
+   * Container paths the session's user must be able to write. {@link verifySession} probes
+   * each (a file written, read back, removed) and repair creates it or gives it to the user.
+   */
+  writablePaths?: string[];
   /** Extra labels (keys under berth's own namespace are rejected). */
   labels?: Record<string, string>;
   /** Replaces the keep-alive entrypoint; it must not exit. @default a sleep */
@@ -274,6 +374,12 @@ export interface ResumeSessionOptions extends EngineOptions {
   spec?: Partial<CreateSpec>;
   /** `'error'` turns any drift into `E_SPEC_DRIFT` and adopts nothing. @default 'report' */
   onDrift?: 'report' | 'error';
+  /**
+   * Verify the adopted container against `spec` (its mounts, ports, writable paths, user) and
+   * repair it in place; a hard finding left is `E_VERIFY_FAILED` and the hold is dropped again.
+   * The result is on `session.verification`. @default false
+   */
+  verify?: boolean;
   /** Aborts the resume. */
   abortSignal?: AbortSignal;
 }

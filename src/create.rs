@@ -50,6 +50,7 @@ pub async fn create_session(
     cancel: &CancellationToken,
 ) -> Result<Session> {
     spec.validate()?;
+    crate::bind_source::check_for_engine(spec, engine_opts)?;
     let session_id = validate_session_id(&spec.session_id)?;
     let prefix_units: Vec<u16> = spec
         .prefix
@@ -69,21 +70,7 @@ pub async fn create_session(
     }
 
     let owner = identity::current();
-    let created_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
-    let body = container_body(
-        spec,
-        labels::encode(spec, &session_id, &prefix, owner, &created_at),
-    );
-    let mut opts = CreateContainerOptionsBuilder::default().name(&name);
-    if let Some(p) = &spec.platform {
-        opts = opts.platform(p);
-    }
-    let opts = opts.build();
-    // Not raced against the abort signal: a dropped create could leave a container nobody knows.
-    let id = match engine.docker.create_container(Some(opts), body).await {
-        Ok(r) => r.id,
-        Err(e) => return Err(create_failure(&engine, &session_id, &name, &spec.image, e).await),
-    };
+    let (id, labels) = create_container(&engine, spec, &session_id, &prefix, &name, &[]).await?;
 
     let session = Session::new(
         engine.clone(),
@@ -93,9 +80,36 @@ pub async fn create_session(
         Ownership::Created,
         owner.cloned(),
     );
-    match guard(cancel, OPERATION, finish(&engine, &session, spec)).await {
+    match guard(cancel, OPERATION, finish(&engine, &session, spec, &labels)).await {
         Ok(record) => Ok(session.with_record(record, Vec::new())),
         Err(first) => Err(rollback(&engine, &id, first).await),
+    }
+}
+
+/// `POST /containers/create?name=<name>` from `spec` (plus `extra_mounts`), labelled with
+/// schema-1 labels owned by this process. Returns the id and the labels it carries.
+/// Not raced against an abort signal: a dropped create could leave a container nobody knows.
+///
+/// Errors: `E_SESSION_EXISTS` (name taken), `E_IMAGE_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub async fn create_container(
+    engine: &Engine,
+    spec: &CreateSpec,
+    session_id: &str,
+    prefix: &str,
+    name: &str,
+    extra_mounts: &[EngineMount],
+) -> Result<(String, HashMap<String, String>)> {
+    let created_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
+    let labels = labels::encode(spec, session_id, prefix, identity::current(), &created_at);
+    let body = container_body(spec, labels.clone(), extra_mounts);
+    let mut opts = CreateContainerOptionsBuilder::default().name(name);
+    if let Some(p) = &spec.platform {
+        opts = opts.platform(p);
+    }
+    let opts = opts.build();
+    match engine.docker.create_container(Some(opts), body).await {
+        Ok(r) => Ok((r.id, labels)),
+        Err(e) => Err(create_failure(engine, session_id, name, &spec.image, e).await),
     }
 }
 
@@ -111,8 +125,14 @@ pub async fn guard<T>(
     }
 }
 
-/// Start, setup, readiness record, creator's holder record (its volume name returned).
-async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result<Option<String>> {
+/// Start, setup, readiness record (with the container's `labels`), creator's holder record
+/// (its volume name returned). Errors: `E_SETUP_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub async fn finish(
+    engine: &Engine,
+    session: &Session,
+    spec: &CreateSpec,
+    labels: &HashMap<String, String>,
+) -> Result<Option<String>> {
     engine
         .docker
         .start_container(&session.id, None)
@@ -139,7 +159,7 @@ async fn finish(engine: &Engine, session: &Session, spec: &CreateSpec) -> Result
         }
     }
     let extra: HashMap<String, String> = spec.labels.clone().into_iter().collect();
-    records::mark_ready(engine, &session.id, &extra).await?;
+    records::mark_ready(engine, &session.id, labels).await?;
     hold::register(engine, &session.id, Role::Creator, &extra).await
 }
 
@@ -149,7 +169,7 @@ fn tail(bytes: &[u8]) -> String {
 }
 
 /// Removes what this call created; the first error stays first.
-async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
+pub async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
     match remove::remove_by_id(engine, id).await {
         Ok(_) => first,
         Err(cleanup_err) => {
@@ -247,8 +267,13 @@ fn exists(session_id: &str, f: &Facts) -> Error {
     }
 }
 
-/// The `POST /containers/create` body: sleep entrypoint under an init process, ports on 127.0.0.1.
-fn container_body(spec: &CreateSpec, labels: HashMap<String, String>) -> ContainerCreateBody {
+/// The `POST /containers/create` body: sleep entrypoint under an init process, ports on
+/// 127.0.0.1, the spec's bind mounts followed by `extra_mounts`.
+fn container_body(
+    spec: &CreateSpec,
+    labels: HashMap<String, String>,
+    extra_mounts: &[EngineMount],
+) -> ContainerCreateBody {
     let mut ports: Vec<u16> = spec.ports.clone();
     ports.sort_unstable();
     ports.dedup();
@@ -275,6 +300,7 @@ fn container_body(spec: &CreateSpec, labels: HashMap<String, String>) -> Contain
             read_only: Some(m.read_only),
             ..Default::default()
         })
+        .chain(extra_mounts.iter().cloned())
         .collect();
     let sec = &spec.security;
     let host_config = HostConfig {
@@ -325,7 +351,7 @@ mod tests {
             ports: vec![8080, 8080, 80],
             ..Default::default()
         };
-        let b = container_body(&spec, HashMap::new());
+        let b = container_body(&spec, HashMap::new(), &[]);
         let hc = b.host_config.unwrap();
         assert_eq!(hc.init, Some(true));
         let pb = hc.port_bindings.unwrap();

@@ -38,6 +38,22 @@ pub struct DriftSpec {
 }
 
 impl DriftSpec {
+    /// What this spec asks verify to check: the mounts, ports and user it names, and its
+    /// writable paths.
+    pub fn expect(&self) -> crate::verify::Expect {
+        let named = |f: &str| self.fields.contains(&f);
+        crate::verify::Expect {
+            mounts: named("mounts").then(|| self.spec.mounts.clone()),
+            ports: named("ports").then(|| self.spec.ports.clone()),
+            writable_paths: self.spec.writable_paths.clone(),
+            user: if named("user") {
+                self.spec.user.clone()
+            } else {
+                None
+            },
+        }
+    }
+
     /// Checks the named values before any engine call (`E_INVALID_ARGUMENT`, fields as `spec.<name>`).
     pub fn validate(&self) -> Result<()> {
         let s = &self.spec;

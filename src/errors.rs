@@ -105,6 +105,19 @@ pub enum Error {
         /// The spec fields that differ.
         fields: Vec<String>,
     },
+    /// `E_VERIFY_FAILED`: verify found hard findings left after repair (or a recreated
+    /// container failed its verification and was rolled back).
+    #[error("session `{session_id}` (container `{name}`) failed verification: {}", .findings.iter().filter(|f| !f.repaired).map(|f| f.code).collect::<Vec<_>>().join(", "))]
+    VerifyFailed {
+        /// The session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// The container id verified.
+        id: String,
+        /// Every finding (repaired ones with `repaired: true`).
+        findings: Vec<crate::findings::Finding>,
+    },
     /// `E_IMAGE_NOT_FOUND`: the image is not present and could not be pulled.
     #[error("image `{image}` not found: {reason}")]
     ImageNotFound {
@@ -188,6 +201,7 @@ impl Error {
             Error::SessionBusy { .. } => "E_SESSION_BUSY",
             Error::SessionIncomplete { .. } => "E_SESSION_INCOMPLETE",
             Error::SpecDrift { .. } => "E_SPEC_DRIFT",
+            Error::VerifyFailed { .. } => "E_VERIFY_FAILED",
             Error::ImageNotFound { .. } => "E_IMAGE_NOT_FOUND",
             Error::SetupFailed { .. } => "E_SETUP_FAILED",
             Error::ExecTimeout { .. } => "E_EXEC_TIMEOUT",
@@ -335,6 +349,20 @@ impl Error {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
                 d.insert("fields".into(), json!(fields));
+            }
+            Error::VerifyFailed {
+                session_id,
+                name,
+                id,
+                findings,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("id".into(), json!(id));
+                d.insert(
+                    "findings".into(),
+                    Value::Array(findings.iter().map(|f| f.to_json()).collect()),
+                );
             }
             Error::ImageNotFound { image, reason } => {
                 d.insert("image".into(), json!(image));

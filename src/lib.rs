@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod archive;
+pub mod bind_source;
 pub mod cleanup;
 pub mod container;
 pub mod create;
@@ -21,6 +22,7 @@ pub mod exec_stream;
 pub mod file_context;
 pub mod file_fallback;
 pub mod files;
+pub mod findings;
 pub mod hold;
 pub mod holders;
 pub mod identity;
@@ -35,12 +37,17 @@ pub mod ports;
 pub mod provenance;
 pub mod reap;
 pub mod records;
+pub mod recreate;
 pub mod remove;
+pub mod repair;
+pub mod replaced;
+pub mod replacement;
 pub mod resume;
 pub mod session;
 pub mod spec;
 pub mod spool;
 pub mod template;
+pub mod verify;
 
 // Under `cfg(test)` napi-derive registers nothing, so the exports look unused there.
 #[cfg_attr(test, allow(dead_code))]

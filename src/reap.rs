@@ -15,6 +15,7 @@ use crate::identity::liveness;
 use crate::list::{survey, Scope};
 use crate::records;
 use crate::remove::{remove_by_id, Removal};
+use crate::replacement;
 
 /// One container the reaper removed or kept, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,9 +41,26 @@ pub struct ReapReport {
     /// Record volumes whose container is gone, deleted (or, with `dry_run`, to be deleted).
     /// Only an unnarrowed run looks for them.
     pub removed_records: Vec<String>,
+    /// Recreations cut short by a dead process, finished or rolled back (not with `dry_run`).
+    pub replacements: Vec<SettledReplacement>,
+}
+
+/// One recreation the reaper recovered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettledReplacement {
+    /// The session's container name.
+    pub name: String,
+    /// The id of the container that was being replaced.
+    pub previous_id: String,
+    /// `completed`, `rolled-back` or `name-taken` (see [`crate::replacement::Settled`]).
+    pub outcome: &'static str,
 }
 
 /// Reaps orphans in `scope`.
+///
+/// First, recreations cut short by a dead process (see [`crate::replacement`]) whose records
+/// carry the scope's labels are finished or rolled back, so that exactly one container stays
+/// under each such name.
 ///
 /// Engine calls: `GET /containers/json?all=true&filters=...`, `GET /containers/{id}/json`,
 /// `GET /volumes?filters=...`, then per orphan, after inspecting it and reading its
@@ -59,6 +77,9 @@ pub async fn reap_orphans(
     scope.filters()?;
     let engine = engine::connect(engine_opts).await?;
     let mut report = ReapReport::default();
+    if !dry_run {
+        report.replacements = settle_replacements(&engine, scope).await?;
+    }
     let surveyed = survey(&engine, scope).await?;
     let seen: HashSet<String> = surveyed.iter().map(|(f, _)| f.id.clone()).collect();
     for (f, recs) in surveyed {
@@ -98,6 +119,25 @@ pub async fn reap_orphans(
         report.removed_records = orphan_records(&engine, &seen, dry_run).await?;
     }
     Ok(report)
+}
+
+/// Recovers every stale replacement whose record carries the scope's caller labels (before
+/// the survey: a half-made new container must be rolled back, not reaped as an orphan).
+async fn settle_replacements(engine: &Engine, scope: &Scope) -> Result<Vec<SettledReplacement>> {
+    let mut out = Vec::new();
+    for (labels, r) in replacement::list(engine).await? {
+        let in_scope = scope.labels.iter().all(|(k, v)| labels.get(k) == Some(v));
+        if !in_scope || !replacement::is_stale(&r) {
+            continue;
+        }
+        let outcome = replacement::settle(engine, &r).await?;
+        out.push(SettledReplacement {
+            name: r.name.clone(),
+            previous_id: r.old_id.clone(),
+            outcome: outcome.as_str(),
+        });
+    }
+    Ok(out)
 }
 
 /// Inspects `id` and reads its records again; removes it only when it is still an orphan.

@@ -25,18 +25,29 @@ fn ready_volume(container_id: &str) -> String {
     format!("berth-ready-{container_id}")
 }
 
-/// Marks the container's setup as finished. `POST /volumes/create`. `extra` are the
-/// container's caller labels, copied onto the record (keys under `dev.berth.` are skipped).
+/// Label of the readiness record holding the container's labels at creation (a JSON object),
+/// which `verify` compares with the container's labels now.
+pub const CREATION_LABELS: &str = "dev.berth.record.labels";
+
+/// Marks the container's setup as finished. `POST /volumes/create`. `container_labels` are
+/// every label the container was created with: its caller labels are copied onto the record
+/// (keys under `dev.berth.` are skipped) and the whole set is recorded as JSON under
+/// [`CREATION_LABELS`].
 pub async fn mark_ready(
     engine: &Engine,
     container_id: &str,
-    extra: &HashMap<String, String>,
+    container_labels: &HashMap<String, String>,
 ) -> Result<()> {
-    let mut labels: HashMap<String, String> = extra
+    let mut labels: HashMap<String, String> = container_labels
         .iter()
         .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    let sorted: std::collections::BTreeMap<_, _> = container_labels.iter().collect();
+    labels.insert(
+        CREATION_LABELS.into(),
+        serde_json::to_string(&sorted).unwrap_or_default(),
+    );
     labels.insert(MANAGED.into(), "true".into());
     labels.insert(RECORD_KIND.into(), KIND_READY.into());
     labels.insert(RECORD_CONTAINER_ID.into(), container_id.into());
@@ -60,6 +71,30 @@ pub async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
     {
         Ok(v) => Ok(is_ready_record(&v.name, &v.labels, container_id)),
         Err(e) if status(&e) == Some(404) => Ok(false),
+        Err(e) => Err(engine.error("read session readiness", e)),
+    }
+}
+
+/// What the readiness record of container `container_id` says: `None` when there is none
+/// (or it is not labelled for this container), else the labels recorded at creation (`None`
+/// inside for a record written before they were recorded). `GET /volumes/{name}`.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub async fn creation_record(
+    engine: &Engine,
+    container_id: &str,
+) -> Result<Option<Option<HashMap<String, String>>>> {
+    match engine
+        .docker
+        .inspect_volume(&ready_volume(container_id))
+        .await
+    {
+        Ok(v) if is_ready_record(&v.name, &v.labels, container_id) => Ok(Some(
+            v.labels
+                .get(CREATION_LABELS)
+                .and_then(|j| serde_json::from_str(j).ok()),
+        )),
+        Ok(_) => Ok(None),
+        Err(e) if status(&e) == Some(404) => Ok(None),
         Err(e) => Err(engine.error("read session readiness", e)),
     }
 }

@@ -18,8 +18,10 @@ use crate::identity::{self, liveness, Liveness, Owner};
 use crate::naming::{container_name, DEFAULT_PREFIX};
 use crate::provenance::not_berth_made;
 use crate::records;
+use crate::replacement::{self, settle_name};
 use crate::session::{Ownership, Session};
 use crate::spec::{validate_prefix, validate_session_id};
+use crate::verify;
 
 /// What `resumeSession` is asked for.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +38,9 @@ pub struct ResumeSpec {
     pub spec: Option<DriftSpec>,
     /// What drift does.
     pub on_drift: OnDrift,
+    /// Verify the adopted container (and repair it in place) against `spec`'s mounts, ports,
+    /// writable paths and user; a hard finding left rejects with `E_VERIFY_FAILED`.
+    pub verify: bool,
 }
 
 /// Adopts the existing container of a session, starting or unpausing it as needed.
@@ -51,8 +56,12 @@ pub struct ResumeSpec {
 /// `E_SESSION_BUSY` (`reason: 'initialising'`: setup still running under a live or
 /// unknown owner; `'held'`: `exclusive` and another live or unknown holder; `'taken-over'`:
 /// another process won the take-over), `E_SESSION_INCOMPLETE` (setup never finished and
-/// its owner is dead), `E_SPEC_DRIFT` (`on_drift: Error`; nothing adopted), `E_ABORTED`,
-/// `E_ENGINE`.
+/// its owner is dead), `E_SPEC_DRIFT` (`on_drift: Error`; nothing adopted), `E_VERIFY_FAILED`
+/// (`verify`; the hold is dropped again), `E_ABORTED`, `E_ENGINE`.
+///
+/// A recreation of this session cut short by a dead process is finished or rolled back first
+/// (see [`crate::replacement`]); one in progress in a live process is `E_SESSION_BUSY`
+/// (`reason: 'recreating'`) when the name is free meanwhile.
 pub async fn resume_session(
     spec: &ResumeSpec,
     engine_opts: &EngineOptions,
@@ -66,6 +75,7 @@ pub async fn resume_session(
     validate_prefix(&prefix_units)?;
     if let Some(d) = &spec.spec {
         d.validate()?;
+        crate::spec::validate_writable_paths("spec.writablePaths", &d.spec.writable_paths)?;
     }
     let name = container_name(&spec.session_id, Some(&prefix_units));
     let engine = guard(cancel, OPERATION, engine::connect(engine_opts)).await?;
@@ -103,10 +113,19 @@ async fn adopt(
         session_id: session_id.into(),
         name: name.into(),
     };
-    let c = guard(cancel, OPERATION, inspect(engine, name))
-        .await?
-        .ok_or_else(not_found)?;
+    guard(cancel, OPERATION, settle_name(engine, name)).await?;
+    let Some(c) = guard(cancel, OPERATION, inspect(engine, name)).await? else {
+        return Err(guard(
+            cancel,
+            OPERATION,
+            replacement::absent(engine, session_id, name),
+        )
+        .await?);
+    };
     let f = Facts::from_inspect(&c);
+    if replacement::renamed_meanwhile(&f, name) {
+        return Err(replacement::busy(session_id, name, &f.id, None));
+    }
     let Some(managed) = &f.managed else {
         return Err(Error::ForeignContainer {
             session_id: session_id.into(),
@@ -205,12 +224,24 @@ async fn adopt(
                 status: Some(404), ..
             } => not_found(),
             e => e,
-        })
+        })?;
+        if !spec.verify {
+            return Ok(None);
+        }
+        let expect = spec
+            .spec
+            .as_ref()
+            .map(DriftSpec::expect)
+            .unwrap_or_default();
+        verify::verify(engine, &f.id, session_id, name, &expect, true)
+            .await
+            .map(Some)
     };
-    if let Err(e) = guard(cancel, OPERATION, finish).await {
-        return Err(release_on(e).await);
-    }
-    Ok(Session::new(
+    let verification = match guard(cancel, OPERATION, finish).await {
+        Ok(v) => v,
+        Err(e) => return Err(release_on(e).await),
+    };
+    let session = Session::new(
         engine.clone(),
         f.id.clone(),
         f.name.clone(),
@@ -218,7 +249,11 @@ async fn adopt(
         ownership,
         f.owner().cloned(),
     )
-    .with_record(record, drift))
+    .with_record(record, drift);
+    Ok(match verification {
+        Some(v) => session.with_verification(v),
+        None => session,
+    })
 }
 
 async fn adopt_record(engine: &Engine, f: &Facts) -> Result<(Ownership, Option<String>)> {

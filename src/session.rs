@@ -94,6 +94,10 @@ pub struct Session {
     pub owner: Option<Owner>,
     /// Spec fields that differ from creation (empty unless a spec was compared).
     pub drift: Vec<String>,
+    /// The verification a `resumeSession({ verify })` or a recreation ran, if any.
+    pub verification: Option<crate::verify::Verification>,
+    /// What a recreation lost and kept, for a handle made by `recreateSession`.
+    pub replaced: Option<crate::replaced::Replaced>,
     state: Mutex<State>,
     /// The container user's ids and mount table, learned on the first file call.
     fs: OnceCell<FsContext>,
@@ -124,6 +128,8 @@ impl Session {
             ownership,
             owner,
             drift: Vec::new(),
+            verification: None,
+            replaced: None,
             state: Mutex::new(State {
                 duty: Duty::Holding,
                 record: None,
@@ -140,6 +146,22 @@ impl Session {
                 duty: Duty::Holding,
                 record,
             }),
+            ..self
+        }
+    }
+
+    /// The same handle, reporting `verification`.
+    pub fn with_verification(self, verification: crate::verify::Verification) -> Self {
+        Session {
+            verification: Some(verification),
+            ..self
+        }
+    }
+
+    /// The same handle, reporting what its recreation `replaced`.
+    pub fn with_replaced(self, replaced: crate::replaced::Replaced) -> Self {
+        Session {
+            replaced: Some(replaced),
             ..self
         }
     }

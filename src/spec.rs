@@ -72,6 +72,13 @@ pub struct CreateSpec {
     pub setup_commands: Vec<Vec<String>>,
     /// Bind mounts.
     pub mounts: Vec<Mount>,
+    /// Host directories bind sources must resolve inside (checked on this filesystem when the
+    /// engine is local, see [`crate::bind_source`]); empty: any existing absolute path.
+    pub mount_roots: Vec<String>,
+    /// Container paths the session's user must be able to write; checked by verify
+    /// (a probe file written, read back and removed) and repaired in place (created,
+    /// owned by the user, `u+rwx`).
+    pub writable_paths: Vec<String>,
     /// Extra labels (outside berth's namespace).
     pub labels: BTreeMap<String, String>,
     /// Keep-alive entrypoint; [`DEFAULT_ENTRYPOINT`] when `None`.
@@ -134,6 +141,15 @@ impl CreateSpec {
                 ));
             }
         }
+        for (i, r) in self.mount_roots.iter().enumerate() {
+            if !r.starts_with('/') || r.contains('\0') {
+                return Err(Error::invalid(
+                    format!("mountRoots[{i}]"),
+                    "must be an absolute host path",
+                ));
+            }
+        }
+        validate_writable_paths("writablePaths", &self.writable_paths)?;
         for (k, v) in &self.labels {
             if k.is_empty() || k.starts_with(LABEL_NAMESPACE) {
                 return Err(Error::invalid(
@@ -416,6 +432,24 @@ pub fn validate_container_path(field: &str, path: &str) -> Result<()> {
     Ok(())
 }
 
+/// Writable paths (`field[i]`): absolute container paths, not `/`, without `..`, each once.
+pub fn validate_writable_paths(field: &str, paths: &[String]) -> Result<()> {
+    for (i, p) in paths.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        validate_container_path(&f, p)?;
+        if p.trim_end_matches('/').is_empty() {
+            return Err(Error::invalid(f, "cannot be `/`"));
+        }
+        if p.split('/').any(|s| s == "..") {
+            return Err(Error::invalid(f, "must not contain `..`"));
+        }
+        if paths[..i].contains(p) {
+            return Err(Error::invalid(f, "is listed twice"));
+        }
+    }
+    Ok(())
+}
+
 /// Ports: 1..=65535.
 pub fn validate_port(field: &str, port: i64) -> Result<u16> {
     u16::try_from(port)
@@ -589,6 +623,37 @@ mod tests {
             ..spec()
         };
         assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn writable_paths_and_mount_roots_are_checked() {
+        let field = |s: CreateSpec| match s.validate() {
+            Err(Error::InvalidArgument { field, .. }) => field,
+            other => panic!("expected invalid argument, got {other:?}"),
+        };
+        let ok = CreateSpec {
+            writable_paths: vec!["/work".into(), "/tmp/x".into()],
+            mount_roots: vec!["/srv".into()],
+            ..spec()
+        };
+        assert!(ok.validate().is_ok());
+        for (bad, at) in [
+            (vec!["rel"], "writablePaths[0]"),
+            (vec!["/"], "writablePaths[0]"),
+            (vec!["/a", "/a/../b"], "writablePaths[1]"),
+            (vec!["/a", "/a"], "writablePaths[1]"),
+        ] {
+            let s = CreateSpec {
+                writable_paths: bad.iter().map(|p| p.to_string()).collect(),
+                ..spec()
+            };
+            assert_eq!(field(s), at);
+        }
+        let s = CreateSpec {
+            mount_roots: vec!["srv".into()],
+            ..spec()
+        };
+        assert_eq!(field(s), "mountRoots[0]");
     }
 
     #[test]

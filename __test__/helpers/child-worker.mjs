@@ -67,6 +67,8 @@ function held(handle) {
 const ops = {
   createSession: async (options) => keep(await berth.createSession(options)),
   resumeSession: async (options) => keep(await berth.resumeSession(options)),
+  recreateSession: async (options) => keep(await berth.recreateSession(options)),
+  verifySession: (sessionId, options) => berth.verifySession(sessionId, options),
   exec: (handle, argv, options) => held(handle).exec(argv, options),
   remove: (handle, options) => held(handle).remove(options),
   release: (handle) => held(handle).release(),

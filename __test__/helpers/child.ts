@@ -42,6 +42,8 @@ export interface ChildSession {
 export interface ChildOps {
   createSession: [options: Record<string, unknown>];
   resumeSession: [options: Record<string, unknown>];
+  recreateSession: [options: Record<string, unknown>];
+  verifySession: [sessionId: string, options?: Record<string, unknown>];
   exec: [handle: string, argv: string[], options?: Record<string, unknown>];
   remove: [handle: string, options?: { force?: boolean }];
   release: [handle: string];

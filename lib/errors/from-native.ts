@@ -13,6 +13,7 @@ import { SessionIncompleteError } from './session-incomplete-error';
 import { SessionNotFoundError } from './session-not-found-error';
 import { SetupFailedError } from './setup-failed-error';
 import { SpecDriftError } from './spec-drift-error';
+import { VerifyFailedError } from './verify-failed-error';
 
 /** The prefix the native binding puts before the JSON of every error it reports. */
 export const NATIVE_ERROR_MARKER = 'BERTH_ERROR ';
@@ -37,6 +38,7 @@ const CLASSES: Record<ErrorCode, Subclass> = {
   E_SESSION_BUSY: SessionBusyError,
   E_SESSION_INCOMPLETE: SessionIncompleteError,
   E_SPEC_DRIFT: SpecDriftError,
+  E_VERIFY_FAILED: VerifyFailedError,
   E_IMAGE_NOT_FOUND: ImageNotFoundError,
   E_SETUP_FAILED: SetupFailedError,
   E_EXEC_TIMEOUT: ExecTimeoutError,

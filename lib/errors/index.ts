@@ -14,3 +14,4 @@ export { SessionIncompleteError, type SessionIncompleteDetails } from './session
 export { SessionNotFoundError, type SessionNotFoundDetails } from './session-not-found-error';
 export { SetupFailedError, type SetupFailedDetails } from './setup-failed-error';
 export { SpecDriftError, type SpecDriftDetails } from './spec-drift-error';
+export { VerifyFailedError, type VerifyFailedDetails } from './verify-failed-error';

@@ -106,7 +106,7 @@ pub type PullProgressFn = ThreadsafeFunction<
     true,
 >;
 
-fn sink(f: PullProgressFn) -> ProgressSink {
+pub(super) fn sink(f: PullProgressFn) -> ProgressSink {
     let f = Arc::new(f);
     ProgressSink(Arc::new(move |p| {
         f.call(p.into(), ThreadsafeFunctionCallMode::NonBlocking);

@@ -100,6 +100,20 @@ pub struct BindingReapReport {
     pub kept: Vec<BindingReapEntry>,
     /// Record volumes whose container is gone, deleted (with `dryRun`, to be deleted).
     pub removed_records: Vec<String>,
+    /// Recreations cut short by a dead process, finished or rolled back first (none with `dryRun`).
+    pub replacements: Vec<BindingSettledReplacement>,
+}
+
+/// One recreation a reaper run recovered.
+#[napi(object)]
+pub struct BindingSettledReplacement {
+    /// The session's container name.
+    pub name: String,
+    /// The id of the container that was being replaced.
+    pub previous_id: String,
+    /// `completed` (the old container removed), `rolled-back` (the new one removed, the old one
+    /// back under its name) or `name-taken` (another container took the name; the old one stays aside).
+    pub outcome: String,
 }
 
 fn holder_js(r: Record) -> BindingHolder {
@@ -206,6 +220,15 @@ pub fn reap_orphans<'e>(
             removed: r.removed.into_iter().map(entry_js).collect(),
             kept: r.kept.into_iter().map(entry_js).collect(),
             removed_records: r.removed_records,
+            replacements: r
+                .replacements
+                .into_iter()
+                .map(|s| BindingSettledReplacement {
+                    name: s.name,
+                    previous_id: s.previous_id,
+                    outcome: s.outcome.into(),
+                })
+                .collect(),
         })
     })
 }

@@ -9,6 +9,7 @@ mod legacy;
 mod listing;
 mod options;
 mod process;
+mod recovery;
 mod session;
 mod templates;
 

@@ -49,6 +49,10 @@ pub struct BindingCreateOptions {
     pub setup_commands: Option<Vec<Vec<String>>>,
     /// Bind mounts.
     pub mounts: Option<Vec<BindingMount>>,
+    /// Host directories bind sources must resolve inside (checked when the engine is local). @default any existing path
+    pub mount_roots: Option<Vec<String>>,
+    /// Container paths the session's user must be able to write (checked by verify, repaired in place).
+    pub writable_paths: Option<Vec<String>>,
     /// Extra labels (keys outside `dev.berth.`).
     pub labels: Option<HashMap<String, String>>,
     /// Keep-alive entrypoint. @default ['sleep', '2147483647']
@@ -92,6 +96,8 @@ pub struct BindingResumeOptions {
     pub spec: Option<BindingResumeSpec>,
     /// `'report'` (drift listed on the session) or `'error'` (`E_SPEC_DRIFT`, nothing adopted). @default 'report'
     pub on_drift: Option<String>,
+    /// Verify the container (and repair it in place) against `spec`; a hard finding left is `E_VERIFY_FAILED`. @default false
+    pub verify: Option<bool>,
     /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
     /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
@@ -124,6 +130,8 @@ pub struct BindingResumeSpec {
     pub cpus: Option<f64>,
     /// Maximum number of processes.
     pub pids_limit: Option<f64>,
+    /// Container paths the session's user must be able to write (verify only; no digest).
+    pub writable_paths: Option<Vec<String>>,
 }
 
 /// Options of `peek`.
@@ -424,6 +432,8 @@ impl BindingCreateOptions {
                     read_only: m.read_only.unwrap_or(false),
                 })
                 .collect(),
+            mount_roots: self.mount_roots.unwrap_or_default(),
+            writable_paths: self.writable_paths.unwrap_or_default(),
             labels: sorted(self.labels),
             entrypoint: self.entrypoint,
             limits,
@@ -459,6 +469,7 @@ impl BindingResumeOptions {
                 take_over: self.take_over.unwrap_or(false),
                 spec: self.spec.map(BindingResumeSpec::into_core).transpose()?,
                 on_drift,
+                verify: self.verify.unwrap_or(false),
             },
             engine_options(self.socket_path, self.engine, self.connect_timeout_ms)?,
         ))
@@ -525,6 +536,7 @@ impl BindingResumeSpec {
             };
             d.fields.push("limits");
         }
+        s.writable_paths = self.writable_paths.unwrap_or_default();
         Ok(d)
     }
 }

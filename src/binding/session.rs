@@ -15,6 +15,7 @@ use super::options::{
     BindingWriteFileOptions,
 };
 use super::process::BindingExecProcess;
+use super::recovery::{BindingReplaced, BindingVerification};
 use crate::files::{normalize_path, Data};
 use crate::network::NetworkPolicy;
 use crate::session::Session;
@@ -69,6 +70,18 @@ impl BindingSession {
     #[napi(getter)]
     pub fn drift(&self) -> Vec<String> {
         self.inner.drift.clone()
+    }
+
+    /// The verification `resumeSession({ verify })` or `recreateSession` ran; absent otherwise.
+    #[napi(getter)]
+    pub fn verification(&self) -> Option<BindingVerification> {
+        self.inner.verification.clone().map(Into::into)
+    }
+
+    /// What `recreateSession` lost and kept; absent for other handles.
+    #[napi(getter)]
+    pub fn replaced(&self) -> Option<BindingReplaced> {
+        self.inner.replaced.clone().map(Into::into)
     }
 
     /// Runs `argv` (never a shell string) and buffers stdout and stderr as bytes.
