@@ -259,7 +259,8 @@ fn client_for(c: &Candidate, tried: &str) -> Result<Docker> {
                 _ => unavailable::socket_absent(tried, path, c.kind),
             });
         }
-        return Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
+        // Keep-alive connections (bollard's own unix client opens one per request).
+        return crate::unix_transport::connect(path, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
             .map_err(|e| unavailable::other(tried, e.to_string()));
     }
     if ep.starts_with("tcp://") || ep.starts_with("http://") || ep.starts_with("https://") {

@@ -39,6 +39,8 @@ pub mod session;
 pub mod spec;
 pub mod spool;
 pub mod template;
+#[cfg(unix)]
+pub mod unix_transport;
 
 // Under `cfg(test)` napi-derive registers nothing, so the exports look unused there.
 #[cfg_attr(test, allow(dead_code))]
