@@ -7,6 +7,9 @@
 #![allow(clippy::result_large_err)]
 
 pub mod archive;
+pub mod channel;
+pub mod channel_protocol;
+pub mod channel_slot;
 pub mod cleanup;
 pub mod container;
 pub mod create;
