@@ -108,15 +108,24 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
 async fn an_image_without_sh_cannot_run_the_channel() {
     let never = CancellationToken::new();
     let s = create_session(
-        &spec(&unique("chan-nob64")),
+        &spec(&unique("chan-nosh")),
         &EngineOptions::default(),
         &never,
     )
     .await
     .unwrap();
-    let (code, _) = sh(&s, "rm -f \"$(command -v base64)\"", Some("0")).await;
-    assert_eq!(code, 0);
+    let rm = vec!["rm".to_string(), "/bin/sh".into()];
+    let opts = ExecOptions {
+        user: Some("0".into()),
+        ..Default::default()
+    };
+    let removed = exec(&s.engine, &s.id, &s.name, &rm, &opts, &never).await;
     let opened = Channel::open(&s.engine, &s.id).await;
     s.remove(false).await.unwrap();
-    assert!(matches!(opened, Err(OpenFailure::Unsupported)));
+    assert_eq!(removed.unwrap().exit_code, 0);
+    assert!(
+        matches!(opened, Err(OpenFailure::Unsupported)),
+        "{:?}",
+        opened.err()
+    );
 }
