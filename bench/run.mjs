@@ -186,7 +186,10 @@ async function report(results, args) {
   }
   if (results.eventLoop) {
     const e = results.eventLoop;
-    console.log(`\n${plainTable('event-loop delay during berth calls', [[`${e.calls} peeks, ${e.inFlight} in flight`, `p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms`]])}`);
+    console.log(`\n${plainTable('event-loop delay', [
+      [`during ${e.calls} berth peeks, ${e.inFlight} in flight`, `p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms`],
+      ['idle for as long (the machine\'s own noise)', `p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms`],
+    ])}`);
   }
   if (results.rss) {
     const r = results.rss;

@@ -63,15 +63,23 @@ export async function concurrencySuite(ctx, count) {
   return out;
 }
 
-/** Event-loop delay (ms) while `calls` berth peeks run, `inFlight` at a time. */
+/**
+ * Event-loop delay (ms) while `calls` berth peeks run, `inFlight` at a time; then, as a
+ * baseline, the delay of this process idling for as long (what the machine's other load
+ * alone costs the event loop).
+ */
 export async function eventLoopSuite(ctx, sessionId, calls, inFlight = 10) {
+  const ms = (ns) => ns / 1e6;
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
   const t0 = performance.now();
   await pool(calls, inFlight, () => berth.peek(sessionId, { socketPath: ctx.socketPath }));
   const wallMs = performance.now() - t0;
   h.disable();
-  const ms = (ns) => ns / 1e6;
+  const idle = monitorEventLoopDelay({ resolution: 1 });
+  idle.enable();
+  await new Promise((r) => setTimeout(r, wallMs));
+  idle.disable();
   return {
     calls,
     inFlight,
@@ -79,6 +87,7 @@ export async function eventLoopSuite(ctx, sessionId, calls, inFlight = 10) {
     p50Ms: ms(h.percentile(50)),
     p99Ms: ms(h.percentile(99)),
     maxMs: ms(h.max),
+    idle: { p50Ms: ms(idle.percentile(50)), p99Ms: ms(idle.percentile(99)), maxMs: ms(idle.max) },
   };
 }
 
