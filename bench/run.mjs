@@ -128,7 +128,7 @@ async function main() {
   try {
     const rec = await recordBerthRequests({ socketPath: args.socketPath, image, labels, sessionId: ctx.sessionId('record') });
     ctx.replay = replayer(raw, rec);
-    results.requests = { create: describe(rec.create), exec: describe(rec.exec), remove: describe(rec.remove) };
+    results.requests = { create: describe(rec.create), peek: describe(rec.peek), exec: describe(rec.exec), remove: describe(rec.remove) };
 
     await step('peek', async () => (results.timings.peek = await peekSuite(ctx, plan.peek)));
     await step('create', async () => (results.timings.create = await createSuite(ctx, plan.create)));
@@ -195,7 +195,7 @@ async function report(results, args) {
     const r = results.rss;
     console.log(`\n${plainTable('resident memory', [[`${r.peeks} peeks${r.gcExposed ? ' (GC before each reading)' : ''}`, `${r.rssBeforeMB.toFixed(1)} → ${r.rssAfterMB.toFixed(1)} MB (${r.growthMB >= 0 ? '+' : ''}${r.growthMB.toFixed(2)} MB)`]])}`);
   }
-  console.log(`\nrequests berth makes (recorded this run): create ${results.requests.create?.length ?? 0}, exec ${results.requests.exec?.length ?? 0}, remove ${results.requests.remove?.length ?? 0}`);
+  console.log(`\nrequests berth makes (recorded this run): create ${results.requests.create?.length ?? 0}, peek ${results.requests.peek?.length ?? 0}, exec ${results.requests.exec?.length ?? 0}, remove ${results.requests.remove?.length ?? 0}`);
   console.log(`\n${targetsTable(results.targets)}`);
   const leaks = results.leaks;
   console.log(`\nleaks: ${leaks.containers.length} containers, ${leaks.volumes.length} volumes${leaks.containers.length + leaks.volumes.length ? ' (removed now)' : ''}`);

@@ -14,8 +14,8 @@ const RENAMES = [
 ];
 
 /**
- * Records the requests of one berth create (to ready), one exec of `true` and one remove.
- * @returns {Promise<{ create: any[], exec: any[], remove: any[], containerId: string, name: string, sessionId: string }>}
+ * Records the requests of one berth create (to ready), one peek, one exec of `true` and one remove.
+ * @returns {Promise<{ create: any[], peek: any[], exec: any[], remove: any[], containerId: string, name: string, sessionId: string }>}
  */
 export async function recordBerthRequests({ socketPath, image, labels, sessionId }) {
   const proxy = await startRecordingProxy(socketPath);
@@ -25,12 +25,14 @@ export async function recordBerthRequests({ socketPath, image, labels, sessionId
     proxy.take();
     const session = await berth.createSession({ sessionId, image, labels, socketPath: proxy.socketPath });
     const create = proxy.take();
+    await berth.peek(sessionId, { socketPath: proxy.socketPath });
+    const peek = proxy.take();
     await session.exec(['true']);
     const exec = proxy.take();
     await session.remove();
     await new Promise((r) => setTimeout(r, 20));
     const remove = proxy.take();
-    return { create, exec, remove, containerId: session.id, name: session.name, sessionId };
+    return { create, peek, exec, remove, containerId: session.id, name: session.name, sessionId };
   } finally {
     await proxy.close();
   }
@@ -49,17 +51,17 @@ export function describe(recorded) {
 export function replayer(raw, rec) {
   const oldExecId = rec.exec.map((r) => /^\/exec\/([0-9a-f]{64})\/start/.exec(r.path)?.[1]).find(Boolean);
 
-  const apply = (text, subst) => {
+  const apply = (text, subst, rename) => {
     let out = text;
     for (const [from, to] of subst) out = out.split(from).join(to);
-    for (const [from, to] of RENAMES) out = out.split(from).join(to);
+    if (rename) for (const [from, to] of RENAMES) out = out.split(from).join(to);
     return out;
   };
 
-  async function play(recorded, subst) {
+  async function play(recorded, subst, rename = true) {
     for (const r of recorded) {
-      const path = apply(r.path, subst);
-      const body = r.body === undefined ? undefined : JSON.parse(apply(JSON.stringify(r.body), subst));
+      const path = apply(r.path, subst, rename);
+      const body = r.body === undefined ? undefined : JSON.parse(apply(JSON.stringify(r.body), subst, rename));
       const start = /^\/exec\/([0-9a-f]{64})\/start/.exec(path);
       if (start) {
         await raw.startExecAttached(start[1]);
@@ -83,6 +85,10 @@ export function replayer(raw, rec) {
       const subst = new Map([[rec.name, name], [rec.sessionId, sessionId]]);
       await play(rec.create, subst);
       return { id: subst.get(rec.containerId), subst };
+    },
+    /** Replays the peek (reads only) of berth's own session `session` (names kept as berth's). */
+    async peek(session) {
+      await play(rec.peek, new Map([[rec.containerId, session.id], [rec.name, session.name]]), false);
     },
     /** Replays the exec of `true` in the container `id`. */
     async exec(id) {

@@ -37,8 +37,9 @@ export async function peekSuite(ctx, plan) {
         { name: 'berth', run: () => berth.peek(session.sessionId, { socketPath: ctx.socketPath }) },
         { name: 'dockerode', run: () => c.inspect() },
         ...(ctx.cli ? [{ name: 'docker CLI', run: () => dockerOk(ctx.socketPath, ['container', 'inspect', session.name]) }] : []),
-        { name: 'raw (keep-alive)', floor: true, run: () => ctx.raw.ok('GET', path) },
-        { name: 'raw (new connection)', run: () => ctx.rawFresh.ok('GET', path) },
+        { name: 'raw (berth\'s requests)', floor: true, run: () => ctx.replay.peek(session) },
+        { name: 'raw GET (keep-alive)', run: () => ctx.raw.ok('GET', path) },
+        { name: 'raw GET (new connection)', run: () => ctx.rawFresh.ok('GET', path) },
       ],
     });
   } finally {
