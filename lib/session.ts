@@ -170,6 +170,10 @@ export class Session implements AsyncDisposable {
    * Reads a whole file from the container. Symbolic links are followed.
    *
    * Engine API: `GET /containers/{id}/archive?path=` (an exec of `cat` for paths on tmpfs mounts).
+   * Files up to 1 MiB are read over the session's file channel when the image can run it: one
+   * exec of `sh` opened on the first file call (`POST /containers/{id}/exec`,
+   * `POST /exec/{id}/start`) that carries every later small read and write; whatever it
+   * cannot read takes the archive path.
    *
    * @param path Absolute path in the container.
    * @returns The bytes, or `null` when nothing is at `path`.
@@ -213,6 +217,9 @@ export class Session implements AsyncDisposable {
    * Engine API: `HEAD /containers/{id}/archive?path=`, `PUT /containers/{id}/archive?path=/`.
    * Where the archive API cannot write (a tmpfs mount, a read-only root filesystem) berth
    * writes through an exec of `sh` (`cat > "$1"`, stdin streamed) as user 0, then `chown`s.
+   * Up to 16 KiB go over the session's file channel (see {@link Session.readFile}) as the
+   * container's user, with the same result (an existing file is overwritten in place); what
+   * the user may not write there takes the archive path.
    *
    * @param path Absolute path in the container.
    * @param data Bytes, or a string written as UTF-8.

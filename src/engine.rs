@@ -257,7 +257,8 @@ fn unix_client(c: &Candidate, tried: &str, path: &str) -> Result<Docker> {
             _ => unavailable::socket_absent(tried, path, c.kind),
         });
     }
-    Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
+    // Keep-alive connections (bollard's own unix client opens one per request).
+    crate::unix_transport::connect(path, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
         .map_err(|e| unavailable::other(tried, e.to_string()))
 }
 

@@ -8,6 +8,9 @@
 
 pub mod archive;
 pub mod bind_source;
+pub mod channel;
+pub mod channel_protocol;
+pub mod channel_slot;
 pub mod cleanup;
 pub mod container;
 pub mod create;
@@ -48,6 +51,8 @@ pub mod spec;
 pub mod spool;
 pub mod template;
 pub mod verify;
+#[cfg(unix)]
+pub mod unix_transport;
 
 // Under `cfg(test)` napi-derive registers nothing, so the exports look unused there.
 #[cfg_attr(test, allow(dead_code))]

@@ -3,6 +3,8 @@
 use tokio::sync::{Mutex, OnceCell};
 use tokio_util::sync::CancellationToken;
 
+use crate::channel::Outcome;
+use crate::channel_slot::ChannelSlot;
 use crate::engine::Engine;
 use crate::errors::{Error, Result};
 use crate::exec::{self, ExecOptions, ExecOutput};
@@ -101,6 +103,8 @@ pub struct Session {
     state: Mutex<State>,
     /// The container user's ids and mount table, learned on the first file call.
     fs: OnceCell<FsContext>,
+    /// The file channel, opened on the first small read or write.
+    channel: ChannelSlot,
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
@@ -135,6 +139,7 @@ impl Session {
                 record: None,
             }),
             fs: OnceCell::new(),
+            channel: ChannelSlot::default(),
         }
     }
 
@@ -393,15 +398,33 @@ impl Session {
         files::open(self.target(), &ctx, path).await
     }
 
-    /// Reads a whole file; `None` when absent. See [`files::open`].
+    /// Reads a whole file; `None` when absent. Files up to 1 MiB go through the session's
+    /// channel ([`crate::channel`]) when the image can run it; others, and whatever the
+    /// channel cannot read, through [`files::open`].
     pub async fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let norm = files::normalize_path("path", path)?;
+        let never = CancellationToken::new();
+        match self
+            .channel
+            .read(&self.engine, &self.id, &norm, &never)
+            .await?
+        {
+            Outcome::Done(bytes) => return Ok(bytes),
+            Outcome::IsDir => {
+                return Err(Error::invalid("path", format!("`{norm}` is a directory")))
+            }
+            Outcome::Fallback => {}
+        }
         match self.open_file(path).await? {
             Some(mut r) => r.read_to_end().await.map(Some),
             None => Ok(None),
         }
     }
 
-    /// Writes a file owned by the container's user; see [`files::write`].
+    /// Writes a file owned by the container's user; see [`files::write`]. Files up to 16 KiB
+    /// given as bytes go through the session's channel ([`crate::channel`]) when the image can
+    /// run it and the container's user may write there (an existing file is overwritten in
+    /// place); anything else through [`files::write`].
     pub async fn write_file(
         &self,
         path: &str,
@@ -409,7 +432,24 @@ impl Session {
         mode: Option<u32>,
         cancel: &CancellationToken,
     ) -> Result<()> {
-        files::normalize_path("path", path)?;
+        let norm = files::normalize_path("path", path)?;
+        let file_mode = mode.unwrap_or(files::DEFAULT_FILE_MODE);
+        if file_mode > 0o7777 {
+            return Err(Error::invalid("mode", "must be a file mode in 0..0o7777"));
+        }
+        if let Data::Bytes(bytes) = &data {
+            match self
+                .channel
+                .write(&self.engine, &self.id, &norm, file_mode, bytes, cancel)
+                .await?
+            {
+                Outcome::Done(()) => return Ok(()),
+                Outcome::IsDir => {
+                    return Err(Error::invalid("path", format!("`{norm}` is a directory")))
+                }
+                Outcome::Fallback => {}
+            }
+        }
         let ctx = self.fs().await?;
         files::write(self.target(), &ctx, path, data, mode, cancel).await
     }

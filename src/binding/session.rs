@@ -234,7 +234,8 @@ impl BindingSession {
 
     /// Reads a whole file; `null` when nothing is at `path`. Symbolic links are followed.
     ///
-    /// Engine API: `GET /containers/{id}/archive?path=` (exec of `cat` on tmpfs mounts).
+    /// Engine API: `GET /containers/{id}/archive?path=` (exec of `cat` on tmpfs mounts); files up
+    /// to 1 MiB over the session's file channel (one exec of `sh`, opened on the first file call).
     /// Errors: `E_INVALID_ARGUMENT` (bad path, a directory), `E_SESSION_NOT_FOUND` (the container
     /// is gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     #[napi(ts_return_type = "Promise<Buffer | null>")]
@@ -266,7 +267,8 @@ impl BindingSession {
     /// existing ones untouched.
     ///
     /// Engine API: `HEAD /containers/{id}/archive?path=`, `PUT /containers/{id}/archive?path=/`;
-    /// an exec of `sh` on tmpfs mounts and read-only root filesystems. Errors:
+    /// an exec of `sh` on tmpfs mounts and read-only root filesystems; up to 16 KiB over the
+    /// session's file channel. Errors:
     /// `E_INVALID_ARGUMENT`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn write_file<'e>(

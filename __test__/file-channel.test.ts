@@ -1,0 +1,96 @@
+// The file channel: small readFile/writeFile calls travel over one long-lived exec of `sh` per
+// session; whatever it cannot do (a path the user may not write, an image without sh, a
+// broken channel, a large file) takes the archive path with the same results.
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect } from 'vitest';
+import { AbortedError, createSession, InvalidArgumentError } from '../index.mjs';
+import { engineAvailable } from './helpers/engine-available.js';
+import { execIn } from './helpers/engine-http.mjs';
+import { expectBerthError } from './helpers/expect-error.js';
+import { sessionTest as test } from './helpers/fixtures.js';
+import { expectNoLeaks } from './helpers/leak-check.mjs';
+import { TEST_IMAGE } from './helpers/test-image.mjs';
+
+/** How many channel processes run in container `id` (ps, through a raw exec outside berth). */
+async function channels(id: string): Promise<number> {
+  const out = await execIn(id, ['ps']);
+  return out.stdout.split('\n').filter((line) => /berth-channel$/.test(line.trim())).length;
+}
+
+async function statIn(id: string, path: string): Promise<string> {
+  const out = await execIn(id, ['stat', '-c', '%a %u %g', path]);
+  if (out.exitCode !== 0) throw new Error(`stat ${path}: ${out.stderr}`);
+  return out.stdout.trim();
+}
+
+describe.skipIf(!engineAvailable())('file channel', () => {
+  afterAll(async () => {
+    await expectNoLeaks();
+  });
+
+  test('many small files over one channel: bytes, modes, parents and owner as the archive path makes them', async ({ engine, sessionId, labels, track }) => {
+    const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels, user: '65534:65534' }));
+    const files = Array.from({ length: 12 }, (_, i) => ({ path: `/tmp/chan/d ${i % 3}/f-${i}.bin`, data: randomBytes(100 + i * 700) }));
+    for (const f of files) await session.writeFile(f.path, f.data);
+    for (const f of files) expect((await session.readFile(f.path))!.equals(f.data)).toBe(true);
+    expect(await channels(session.id)).toBe(1);
+    expect(await statIn(session.id, '/tmp/chan/d 1/f-4.bin')).toBe('644 65534 65534');
+    expect(await statIn(session.id, '/tmp/chan/d 1')).toBe('755 65534 65534');
+    expect(await statIn(session.id, '/tmp')).toBe('1777 0 0');
+    await session.writeFile('/tmp/chan/mode', 'x', { mode: 0o600 });
+    expect(await statIn(session.id, '/tmp/chan/mode')).toBe('600 65534 65534');
+    // Replacing a file keeps the new content only; an empty file reads back empty.
+    await session.writeFile('/tmp/chan/d 0/f-0.bin', 'short');
+    expect((await session.readFile('/tmp/chan/d 0/f-0.bin'))!.toString()).toBe('short');
+    await session.writeFile('/tmp/chan/empty', new Uint8Array(0));
+    expect((await session.readFile('/tmp/chan/empty'))!.length).toBe(0);
+    expect(await session.readFile('/tmp/chan/absent')).toBeNull();
+  });
+
+  test('a directory at the path is E_INVALID_ARGUMENT on read and write', async ({ engine, sessionId, labels, track }) => {
+    const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
+    await expectBerthError(session.readFile('/tmp'), InvalidArgumentError);
+    await expectBerthError(session.writeFile('/tmp', 'x'), InvalidArgumentError);
+    await expectBerthError(session.writeFile('/tmp/x', 'x', { abortSignal: AbortSignal.abort() }), AbortedError);
+    // A bad path is refused before any engine call, channel or not.
+    await expectBerthError(session.writeFile('relative', 'x'), InvalidArgumentError);
+  });
+
+  test('where the user may not write, the archive path writes it (owned by the user)', async ({ engine, sessionId, labels, track }) => {
+    const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels, user: '65534:65534' }));
+    expect((await execIn(session.id, ['mkdir', '-p', '/opt/root-only'], { user: '0' })).exitCode).toBe(0);
+    await session.writeFile('/opt/root-only/sub/f.txt', 'through the archive');
+    expect((await session.readFile('/opt/root-only/sub/f.txt'))!.toString()).toBe('through the archive');
+    expect(await statIn(session.id, '/opt/root-only/sub/f.txt')).toBe('644 65534 65534');
+    expect(await statIn(session.id, '/opt/root-only')).toBe('755 0 0');
+    // An unreadable file is read through the archive API (as the engine reads it).
+    expect((await execIn(session.id, ['sh', '-c', 'echo secret > /opt/root-only/r && chmod 600 /opt/root-only/r'], { user: '0' })).exitCode).toBe(0);
+    expect((await session.readFile('/opt/root-only/r'))!.toString()).toBe('secret\n');
+  });
+
+  test('a killed channel is replaced; files over the channel limit take the archive path', async ({ engine, sessionId, labels, track }) => {
+    const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
+    await session.writeFile('/tmp/one', 'one');
+    expect(await channels(session.id)).toBe(1);
+    const kill = await execIn(session.id, ['sh', '-c', "kill -9 $(ps | grep '[b]erth-channel$' | awk '{print $1}')"], { user: '0' });
+    expect(kill.exitCode).toBe(0);
+    await session.writeFile('/tmp/two', 'two'); // the dead channel fails: archive path, channel dropped
+    await session.writeFile('/tmp/three', 'three'); // a new channel
+    expect((await session.readFile('/tmp/two'))!.toString()).toBe('two');
+    expect((await session.readFile('/tmp/three'))!.toString()).toBe('three');
+    expect(await channels(session.id)).toBe(1);
+    const big = randomBytes(64 * 1024);
+    await session.writeFile('/tmp/big', big);
+    expect((await session.readFile('/tmp/big'))!.equals(big)).toBe(true);
+  });
+
+  test('an image that cannot run the channel (no sh): every file call takes the archive path', async ({ engine, sessionId, labels, track }) => {
+    const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
+    expect((await execIn(session.id, ['rm', '/bin/sh'], { user: '0' })).exitCode).toBe(0);
+    const data = randomBytes(3000);
+    await session.writeFile('/tmp/no-b64/f', data);
+    expect((await session.readFile('/tmp/no-b64/f'))!.equals(data)).toBe(true);
+    expect(await session.readFile('/tmp/no-b64/absent')).toBeNull();
+    expect(await channels(session.id)).toBe(0);
+  });
+});

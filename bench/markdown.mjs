@@ -1,0 +1,50 @@
+// Renders a bench-results.json as the Markdown tables of the README's Benchmarks section.
+//   node bench/markdown.mjs [bench/results/bench-results.json]
+import fs from 'node:fs';
+
+const file = process.argv[2] ?? new URL('./results/bench-results.json', import.meta.url).pathname;
+const r = JSON.parse(fs.readFileSync(file, 'utf8'));
+const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
+const out = [];
+
+const m = r.machine;
+out.push(`Run ${r.runId}, ${r.finishedAt.slice(0, 16).replace('T', ' ')} UTC: ${m.engine}, ${m.cpus} × ${m.cpu}, ${m.memoryGB} GB, Linux ${m.kernel}, Node ${m.node}; load average at the start ${m.loadAverage.map((x) => x.toFixed(1)).join(' / ')}.`);
+out.push('');
+const sections = [
+  ['peek / inspect', r.timings.peek],
+  ['create-to-ready', r.timings.create],
+  ['exec `true`', r.timings.exec],
+  ['remove', r.timings.remove],
+  [`agent turn (${r.plan.workload.files} files, ${r.plan.workload.runs} runs)`, r.timings.turn],
+];
+out.push('| operation | contender | median ms | p90 ms | round medians ms | n | × berth |');
+out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+for (const [title, rs] of sections) {
+  if (!rs) continue;
+  const b = rs.find((x) => x.name.startsWith('berth'));
+  for (const x of rs) {
+    out.push(`| ${title} | ${x.name} | ${fmt(x.median)} | ${fmt(x.p90)} | ${fmt(x.spread.min)}–${fmt(x.spread.max)} | ${x.n} | ${(x.median / b.median).toFixed(2)} |`);
+  }
+}
+out.push('');
+out.push('| target | goal | measured | met |');
+out.push('| --- | --- | --- | --- |');
+for (const t of r.targets) out.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`);
+out.push('');
+for (const c of r.concurrency ?? []) out.push(`- ${c.count} concurrent create+remove, ${c.name}: ${(c.wallMs / 1000).toFixed(2)} s wall, ${c.failed} failed, ${c.leaked} leaked.`);
+if (r.eventLoop) {
+  const e = r.eventLoop;
+  out.push(`- Event-loop delay during ${e.calls} berth peeks (${e.inFlight} in flight): p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms${e.idle ? `; the same process idling for as long: p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms` : ''}.`);
+}
+if (r.rss) out.push(`- RSS over ${r.rss.peeks} peeks: ${r.rss.rssBeforeMB.toFixed(1)} → ${r.rss.rssAfterMB.toFixed(1)} MB (${r.rss.growthMB.toFixed(2)} MB).`);
+out.push(`- Leaks at the end: ${r.leaks.containers.length} containers, ${r.leaks.volumes.length} volumes.`);
+out.push('');
+for (const p of r.profile ?? []) {
+  out.push(`Where one agent turn's time goes, ${p.name}: ${p.wallMs.toFixed(0)} ms wall, ${p.requests} engine requests (request to last byte of the answer; requests overlap, so the sum can exceed the wall time):`);
+  out.push('');
+  out.push('| endpoint | calls | mean ms | total ms |');
+  out.push('| --- | ---: | ---: | ---: |');
+  for (const e of p.byEndpoint) out.push(`| \`${e.endpoint}\` | ${e.calls} | ${e.meanMs.toFixed(1)} | ${e.totalMs.toFixed(0)} |`);
+  out.push('');
+}
+console.log(out.join('\n'));
