@@ -50,9 +50,9 @@ pub mod session;
 pub mod spec;
 pub mod spool;
 pub mod template;
-pub mod verify;
 #[cfg(unix)]
 pub mod unix_transport;
+pub mod verify;
 
 // Under `cfg(test)` napi-derive registers nothing, so the exports look unused there.
 #[cfg_attr(test, allow(dead_code))]
