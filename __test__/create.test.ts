@@ -72,6 +72,7 @@ describe.skipIf(!engineAvailable())('createSession', () => {
     expect(out.stdout.toString()).toBe(`65534\n65534\n/tmp\nhello world\nit's "quoted" $HOME\n|\n`);
     const c = await inspectContainer(session.id);
     expect(c?.Config).toMatchObject({ User: '65534:65534', WorkingDir: '/tmp' });
+    expect(await session.workingDirectory()).toBe('/tmp');
     // No env value ends up in a label.
     expect(Object.values(c?.Config.Labels ?? {}).some((v) => String(v).includes('hello world'))).toBe(false);
   });

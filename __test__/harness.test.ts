@@ -136,6 +136,9 @@ describe.skipIf(!engineAvailable())('harness provider', () => {
     expect((await inspectContainer(name))?.State.Running).toBe(true);
     const labels = (await inspectContainer(name))?.Config.Labels;
     expect(labels['dev.berth.session-id']).toMatch(/^[0-9a-f-]{36}$/);
+    // No workDir anywhere: the default is where execs start, as `pwd` says.
+    expect(sandbox.defaultWorkingDirectory).toBe('/');
+    expect((await sandbox.run({ command: 'pwd' })).stdout).toBe('/\n');
     await sandbox.stop();
     expect(await inspectContainer(name)).toBeNull();
   });

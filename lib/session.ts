@@ -297,6 +297,18 @@ export class Session implements AsyncDisposable {
   }
 
   /**
+   * The container's working directory, where an exec without `cwd` starts: the create's
+   * `workDir`, else the image's, else `/`.
+   *
+   * Engine API: `GET /containers/{id}/json` (`Config.WorkingDir`).
+   *
+   * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once the container is gone.
+   */
+  async workingDirectory(): Promise<string> {
+    return callNative(() => this.#native.workingDirectory());
+  }
+
+  /**
    * Sets the container's outbound network access: `'deny-all'` detaches it from every network
    * (loopback only; published ports stop answering), `'allow-all'` attaches it again to the
    * network it was created on (`networkMode`, default the engine's bridge). Idempotent. Host

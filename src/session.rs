@@ -339,6 +339,27 @@ impl Session {
         }
     }
 
+    /// The container's working directory, where an exec without `cwd` starts:
+    /// `Config.WorkingDir` (the create's `workDir`, else the image's), `/` when neither set one.
+    ///
+    /// `GET /containers/{id}/json`. Errors: `E_SESSION_NOT_FOUND` (the container is gone),
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn working_directory(&self) -> Result<String> {
+        let c = crate::container::inspect(&self.engine, &self.id)
+            .await?
+            .ok_or_else(|| Error::SessionNotFound {
+                session_id: self.session_id.clone(),
+                name: self.name.clone(),
+            })?;
+        let dir = c
+            .body
+            .config
+            .as_ref()
+            .and_then(|cfg| cfg.working_dir.clone())
+            .unwrap_or_default();
+        Ok(if dir.is_empty() { "/".into() } else { dir })
+    }
+
     /// The published host address of container port `port`/tcp; see [`ports::host_address`].
     pub async fn host_address(&self, port: i64) -> Result<String> {
         let port = validate_port("port", port)?;

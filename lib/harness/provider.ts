@@ -113,9 +113,11 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
   };
 }
 
-/** The harness session over `session`, its default working directory read from the container. */
+/**
+ * The harness session over `session`, its default working directory read from the container
+ * (inspect's `Config.WorkingDir`, where its execs start; one request, no exec).
+ */
 async function wrap(session: Session, ports: number[], removeOnStop: boolean): Promise<BerthSandboxSession> {
-  const pwd = await session.exec(['pwd']);
-  const defaultWorkingDirectory = pwd.exitCode === 0 ? pwd.stdout.toString('utf8').trim() || '/' : '/';
+  const defaultWorkingDirectory = await session.workingDirectory();
   return new BerthSandboxSession(session, { defaultWorkingDirectory, ports, removeOnStop });
 }

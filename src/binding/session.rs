@@ -164,6 +164,17 @@ impl BindingSession {
         })
     }
 
+    /// The container's working directory (where an exec without `cwd` starts): the create's
+    /// `workDir`, else the image's, else `/`.
+    ///
+    /// Engine API: `GET /containers/{id}/json` (`Config.WorkingDir`). Errors:
+    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn working_directory<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, String>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move { js(inner.working_directory().await) })
+    }
+
     /// Sets the container's outbound network access: `mode` `'deny-all'` detaches it from
     /// every network (loopback only), `'allow-all'` attaches it to the network it was created
     /// on. Idempotent.
