@@ -172,17 +172,23 @@ fn cache() -> &'static Mutex<HashMap<String, Engine>> {
 
 /// Connects (or reuses the cached connection) to the engine the options select.
 ///
-/// Calls `GET /version` twice per endpoint per process (negotiation, then the kind).
+/// Calls `GET /version` twice per endpoint per process and tokio runtime (negotiation, then
+/// the kind).
 /// Errors: `E_INVALID_ARGUMENT` (unknown `engine`, or one this platform does not support;
 /// an endpoint scheme berth cannot speak), `E_ENGINE_UNAVAILABLE` (no endpoint found, socket
 /// absent, permission denied, nothing listening, no answer within `connect_timeout_ms`, API
 /// older than 1.41).
 pub async fn connect(options: &EngineOptions) -> Result<Engine> {
     let c = choose(options, &Host::current())?;
-    // The same endpoint with other TLS material is another connection.
+    // The same endpoint with other TLS material is another connection. Kept-alive
+    // connections are driven by tasks of the runtime that opened them and die with it: each
+    // runtime gets its own client (the napi addon has one runtime; Rust callers may have many).
+    let runtime = tokio::runtime::Handle::try_current()
+        .map(|h| h.id().to_string())
+        .unwrap_or_default();
     let key = match &c.tls {
-        Some(t) => format!("{} tls={}", c.endpoint, t.cert_dir.display()),
-        None => c.endpoint.clone(),
+        Some(t) => format!("{} tls={} rt={runtime}", c.endpoint, t.cert_dir.display()),
+        None => format!("{} rt={runtime}", c.endpoint),
     };
     if let Some(e) = cache().lock().expect("engine cache poisoned").get(&key) {
         return Ok(e.clone());

@@ -58,7 +58,7 @@ pub async fn peek(
     };
     let f = Facts::from_inspect(&c);
     let ready = match &f.managed {
-        Some(_) => records::is_ready(&engine, &f.id).await?,
+        Some(_) => records::is_ready_while_present(&engine, &f.id).await?,
         None => false,
     };
     Ok(Some(PeekResult::from_facts(&engine, f, ready)))

@@ -63,24 +63,28 @@ pub async fn mark_ready(
 
 /// Whether the container's setup finished. `GET /volumes/{name}`; a volume of that name
 /// not labelled for this container does not count.
-///
-/// A container id once seen ready is answered from memory (no request): readiness is
-/// written once, after setup, and its record goes only with the container, whose id is
-/// never reused. "Not ready" is always asked again.
 pub async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
-    let key = format!("{}\n{container_id}", engine.endpoint);
-    if seen_ready().lock().is_ok_and(|seen| seen.contains(&key)) {
-        return Ok(true);
-    }
-    let ready = match engine
+    match engine
         .docker
         .inspect_volume(&ready_volume(container_id))
         .await
     {
-        Ok(v) => is_ready_record(&v.name, &v.labels, container_id),
-        Err(e) if status(&e) == Some(404) => false,
-        Err(e) => return Err(engine.error("read session readiness", e)),
-    };
+        Ok(v) => Ok(is_ready_record(&v.name, &v.labels, container_id)),
+        Err(e) if status(&e) == Some(404) => Ok(false),
+        Err(e) => Err(engine.error("read session readiness", e)),
+    }
+}
+
+/// [`is_ready`] for a container the caller has just seen exist (by inspect): an id once
+/// seen ready is answered from memory, without a request. Readiness is written once, after
+/// setup, and its record goes only with the container, whose id is never reused; so while
+/// the container exists, "ready" stays true. "Not ready" is always asked again.
+pub async fn is_ready_while_present(engine: &Engine, container_id: &str) -> Result<bool> {
+    let key = format!("{}\n{container_id}", engine.endpoint);
+    if seen_ready().lock().is_ok_and(|seen| seen.contains(&key)) {
+        return Ok(true);
+    }
+    let ready = is_ready(engine, container_id).await?;
     if ready {
         if let Ok(mut seen) = seen_ready().lock() {
             if seen.len() >= SEEN_READY_MAX {
@@ -99,7 +103,7 @@ fn seen_ready() -> &'static std::sync::Mutex<std::collections::HashSet<String>> 
     SEEN.get_or_init(Default::default)
 }
 
-/// How many ready containers [`is_ready`] remembers before it starts over.
+/// How many ready containers [`is_ready_while_present`] remembers before it starts over.
 const SEEN_READY_MAX: usize = 4096;
 
 /// What the readiness record of container `container_id` says: `None` when there is none
