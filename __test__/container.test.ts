@@ -147,6 +147,15 @@ describe.skipIf(!engineAvailable())('@berth/core/container', () => {
     expect(await inspectContainer(h.name)).toBeNull();
   });
 
+  test('remove() called right after ready(), in the same tick, still waits and removes', async ({ sessionId, handle }) => {
+    const h = handle(sessionId);
+    const ready = h.ready();
+    const removal = h.remove();
+    await expect(ready).resolves.toBe(h.name);
+    await expect(removal).resolves.toEqual({ removed: true });
+    expect(await inspectContainer(h.name)).toBeNull();
+  });
+
   test('a failed acquisition is not memoised: the next ready() acquires', async ({ sessionId, handle }) => {
     const h = handle(sessionId, { env: { API_KEY: 'sk-do-not-log' }, ports: [80] });
     proxy.fail(request('POST', /^\/containers\/create\?/), { status: 500 });

@@ -105,7 +105,9 @@ class LegacyContainerHandle implements ContainerHandle {
   }
 
   async ready(): Promise<string> {
-    await this.#removalSettled();
+    // No await before the acquisition is registered when nothing is being removed: a
+    // remove() called right after ready() must find it in flight and wait for it.
+    if (this.#removing) await this.#removalSettled();
     if (this.#session) return this.name;
     this.#acquiring ??= acquire(this.#spec)
       .then((session) => {
