@@ -162,6 +162,16 @@ describe.skipIf(!engineAvailable())('files', () => {
     expect((await collect((await shared.openFile('/dev/shm/big.bin'))!)).equals(big)).toBe(true);
   });
 
+  test('devices and FIFOs on a tmpfs are refused, never read (they may never end)', async () => {
+    await execIn(shared.id, ['mkfifo', '/dev/shm/fifo']);
+    for (const path of ['/dev/zero', '/dev/shm/fifo']) {
+      await expect(shared.readFile(path)).rejects.toMatchObject({ code: 'E_INVALID_ARGUMENT', details: { field: 'path' } });
+      await expect(shared.openFile(path)).rejects.toMatchObject({ code: 'E_INVALID_ARGUMENT' });
+    }
+    const left = await execIn(shared.id, ['sh', '-c', 'ps -o args | grep -c "^cat" || true']);
+    expect(left.stdout.trim()).toBe('0');
+  });
+
   test('read-only root filesystem: tmpfs paths are written through exec; the root as the engine decides', async ({
     sessionId,
     labels,

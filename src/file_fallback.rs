@@ -18,8 +18,7 @@ use crate::exec::{self, ExecOptions};
 use crate::exec_stream::{self, ExecProcess, Stdin, Which};
 
 /// Prints `dir`, `file` or `none` for `$1`.
-const STAT_SCRIPT: &str =
-    r#"if [ -d "$1" ]; then echo dir; elif [ -e "$1" ]; then echo file; else echo none; fi"#;
+const STAT_SCRIPT: &str = r#"if [ -d "$1" ]; then echo dir; elif [ -f "$1" ]; then echo file; elif [ -e "$1" ]; then echo special; else echo none; fi"#;
 /// Creates the missing parents of `$1` (mode 0755, owned by `$2`), then writes stdin to `$1`,
 /// owned by `$2` with mode `$3`. Existing parents are not touched.
 const WRITE_SCRIPT: &str = r#"p=$1; o=$2; m=$3
@@ -37,8 +36,10 @@ pub enum Kind {
     Absent,
     /// A directory.
     Dir,
-    /// Anything else that exists.
+    /// A regular file (symbolic links followed).
     File,
+    /// A device, FIFO or socket (`/dev/zero` on the `/dev` tmpfs): never read, it may not end.
+    Special,
 }
 
 fn argv(script: &str, args: &[&str]) -> Vec<String> {
@@ -84,6 +85,7 @@ pub async fn kind(engine: &Engine, id: &str, name: &str, path: &str) -> Result<K
     match (out.exit_code, out.stdout.as_slice()) {
         (0, b"dir\n") => Ok(Kind::Dir),
         (0, b"file\n") => Ok(Kind::File),
+        (0, b"special\n") => Ok(Kind::Special),
         (0, b"none\n") => Ok(Kind::Absent),
         (code, _) => Err(failed("stat", path, code, &out.stderr)),
     }

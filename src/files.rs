@@ -138,6 +138,10 @@ pub async fn open(t: Target<'_>, ctx: &FsContext, path: &str) -> Result<Option<F
             return match file_fallback::kind(t.engine, t.id, t.name, &path).await? {
                 Kind::Absent => Ok(None),
                 Kind::Dir => Err(Error::invalid("path", format!("`{path}` is a directory"))),
+                Kind::Special => Err(Error::invalid(
+                    "path",
+                    format!("`{path}` is not a regular file"),
+                )),
                 Kind::File => Ok(Some(FileReader {
                     size: None,
                     source: ReadSource::Exec {
