@@ -17,6 +17,7 @@ use crate::engine::{self, status, Engine, EngineOptions};
 use crate::errors::{Error, Result};
 use crate::image::{registry_of, split_reference};
 use crate::naming::{container_name, LEGACY_DEFAULT_PREFIX};
+use crate::resume::wake;
 use crate::session::{Ownership, Session};
 use crate::spec::{validate_image, validate_prefix, validate_session_id};
 
@@ -150,23 +151,6 @@ async fn same_image_id(engine: &Engine, reference: &str, image_id: &str) -> Resu
         Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("inspect image", e)),
-    }
-}
-
-/// Starts a stopped container or unpauses a paused one, by id.
-async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
-    match f.state {
-        "running" | "restarting" => Ok(()),
-        "paused" => engine
-            .docker
-            .unpause_container(&f.id)
-            .await
-            .map_err(|e| engine.error("unpause container", e)),
-        _ => engine
-            .docker
-            .start_container(&f.id, None)
-            .await
-            .map_err(|e| engine.error("start container", e)),
     }
 }
 

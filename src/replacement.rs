@@ -290,13 +290,8 @@ pub async fn roll_back_old(engine: &Engine, r: &Replacement) -> Result<()> {
         if f.name != r.name {
             rename(engine, &r.old_id, &r.name).await?;
         }
-        if r.was_running && f.state != "running" {
-            let started = if f.state == "paused" {
-                engine.docker.unpause_container(&r.old_id).await
-            } else {
-                engine.docker.start_container(&r.old_id, None).await
-            };
-            started.map_err(|e| engine.error("start container", e))?;
+        if r.was_running {
+            crate::resume::wake(engine, &f).await?;
         }
     }
     drop_records(engine, &r.old_id).await

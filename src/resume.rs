@@ -297,7 +297,7 @@ async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
 }
 
 /// Starts a stopped container or unpauses a paused one, by id.
-async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
+pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
     match f.state {
         "running" | "restarting" => Ok(()),
         "paused" => engine
