@@ -66,6 +66,11 @@ describe.skipIf(!engineAvailable())('file channel', () => {
     // An unreadable file is read through the archive API (as the engine reads it).
     expect((await execIn(session.id, ['sh', '-c', 'echo secret > /opt/root-only/r && chmod 600 /opt/root-only/r'], { user: '0' })).exitCode).toBe(0);
     expect((await session.readFile('/opt/root-only/r'))!.toString()).toBe('secret\n');
+    // In a directory the user may not search, a file is not "absent": the archive path reads it.
+    const hidden = 'mkdir -p /opt/private && echo hidden > /opt/private/f && chmod 700 /opt/private';
+    expect((await execIn(session.id, ['sh', '-c', hidden], { user: '0' })).exitCode).toBe(0);
+    expect((await session.readFile('/opt/private/f'))?.toString()).toBe('hidden\n');
+    expect(await session.readFile('/opt/private/none')).toBeNull();
   });
 
   test('a killed channel is replaced; files over the channel limit take the archive path', async ({ engine, sessionId, labels, track }) => {

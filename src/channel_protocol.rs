@@ -21,8 +21,9 @@ pub const MAX_READ_BYTES: u64 = 1024 * 1024;
 /// The channel's script (`sh -c`). Writes: `w`, path, octal mode, base64 data, one line each;
 /// replies `ok`, `isdir` (a directory at the path) or `fail` (anything else: the caller takes
 /// the archive path, which knows why). Reads: `r`, path, size limit; replies `data` then the
-/// base64 lines and `.`, or `absent`, `isdir`, `big` (over the limit) or `fail` (not a
-/// regular file, unreadable, a dangling link). Parents are created with `mkdir -p` under
+/// base64 lines and `.`, or `absent` (and the parent directory is searchable by the user),
+/// `isdir`, `big` (over the limit) or `fail` (not a regular file, unreadable, a dangling
+/// link, a parent the user may not search). Parents are created with `mkdir -p` under
 /// umask 022 (0755, existing ones untouched); the mode is set with `chmod`.
 pub const SCRIPT: &str = r#"umask 022
 command -v base64 >/dev/null 2>&1 || exit 3
@@ -45,7 +46,9 @@ while IFS= read -r op; do
   r)
     IFS= read -r n || exit 0
     if [ -d "$p" ]; then echo isdir
-    elif [ ! -e "$p" ] && [ ! -L "$p" ]; then echo absent
+    elif [ ! -e "$p" ] && [ ! -L "$p" ]; then
+      # Absent only where the user may look: an unsearchable directory hides what is in it.
+      q=${p%/*}; if [ -x "${q:-/}" ]; then echo absent; else echo fail; fi
     elif [ ! -f "$p" ] || [ ! -r "$p" ]; then echo fail
     else
       s=$(wc -c < "$p" 2>/dev/null) || s=x
