@@ -13,6 +13,7 @@ import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { lastJsonLine, runNode } from './helpers/node-process.js';
 import { testLabels, testSessionId } from './helpers/run-label.mjs';
+import { onPodman } from './helpers/test-engine.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
 const EXIT_SCRIPT = fileURLToPath(new URL('./scripts/spawn-exit.mjs', import.meta.url));
@@ -156,7 +157,10 @@ describe.skipIf(!engineAvailable())('spawn', () => {
     expect(await text(cat.stdout)).toBe('hello\nstdin');
     expect(await cat.wait()).toEqual({ exitCode: 0 });
     const ignoring = await shared.spawn(['sh', '-c', 'echo ignoring; exit 4'], { stdin: randomBytes(4 * 1024 * 1024) });
-    expect(await text(ignoring.stdout)).toBe('ignoring\n');
+    // Podman resets the connection of a process that exits with its stdin unread and
+    // sometimes drops its last output (podman #7360; README, Podman): the exit code stays.
+    if (onPodman()) expect(['ignoring\n', '']).toContain(await text(ignoring.stdout));
+    else expect(await text(ignoring.stdout)).toBe('ignoring\n');
     expect(await ignoring.wait()).toEqual({ exitCode: 4 });
   });
 
