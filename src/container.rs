@@ -230,11 +230,7 @@ impl Facts {
             raw_state,
             image: config.and_then(|c| c.image.clone()).unwrap_or_default(),
             image_id: c.image.clone().unwrap_or_default(),
-            caller_labels: label_map
-                .iter()
-                .filter(|(k, _)| !k.starts_with(labels::LABEL_NAMESPACE))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            caller_labels: labels::caller_labels(label_map),
             created_at: c.created.clone().unwrap_or_default(),
             managed: labels::decode(label_map),
             ports,

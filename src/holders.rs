@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 
 use crate::identity::{liveness, Liveness, Owner};
-use crate::labels::{LABEL_NAMESPACE, MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
+use crate::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 
 /// Schema version of a record's labels.
 pub const RECORD_SCHEMA: &str = "dev.berth.record.schema";
@@ -151,11 +151,7 @@ pub fn encode(
     generation: Option<u64>,
     extra: &HashMap<String, String>,
 ) -> HashMap<String, String> {
-    let mut l: HashMap<String, String> = extra
-        .iter()
-        .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut l: HashMap<String, String> = crate::labels::caller_labels(extra);
     let kind = if generation.is_some() {
         KIND_DUTY
     } else {

@@ -106,6 +106,14 @@ pub fn encode(
     l
 }
 
+/// The caller's labels of a label map: every key outside berth's namespace [`LABEL_NAMESPACE`].
+pub fn caller_labels(all: &HashMap<String, String>) -> HashMap<String, String> {
+    all.iter()
+        .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// Decodes berth's labels. `None` when the container is not managed by berth (or the
 /// managed marker or session id is missing). A managed container whose owner labels
 /// are partial or malformed decodes with `owner: None` (liveness `unknown`).

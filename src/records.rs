@@ -16,7 +16,7 @@ use bollard::query_parameters::ListVolumesOptionsBuilder;
 use crate::engine::{status, Engine};
 use crate::errors::Result;
 use crate::holders::{self, Record};
-use crate::labels::{LABEL_NAMESPACE, MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
+use crate::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 
 /// `dev.berth.record` value of the readiness record.
 pub const KIND_READY: &str = "ready";
@@ -38,11 +38,7 @@ pub async fn mark_ready(
     container_id: &str,
     container_labels: &HashMap<String, String>,
 ) -> Result<()> {
-    let mut labels: HashMap<String, String> = container_labels
-        .iter()
-        .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut labels: HashMap<String, String> = crate::labels::caller_labels(container_labels);
     let sorted: std::collections::BTreeMap<_, _> = container_labels.iter().collect();
     labels.insert(
         CREATION_LABELS.into(),

@@ -26,7 +26,7 @@ use crate::engine::{status, Engine};
 use crate::errors::{Error, Result};
 use crate::holders::{self, new_token};
 use crate::identity::{liveness, Liveness, Owner};
-use crate::labels::{LABEL_NAMESPACE, MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
+use crate::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 use crate::records;
 use crate::remove::remove_by_id;
 
@@ -83,11 +83,7 @@ impl Replacement {
             .holder
             .as_ref()
             .expect("a new replacement has a holder");
-        let mut l: HashMap<String, String> = extra
-            .iter()
-            .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut l: HashMap<String, String> = crate::labels::caller_labels(extra);
         l.insert(MANAGED.into(), "true".into());
         l.insert(RECORD_KIND.into(), KIND_REPLACE.into());
         l.insert(
@@ -346,11 +342,7 @@ pub async fn commit(
     new_id: &str,
     extra: &HashMap<String, String>,
 ) -> Result<()> {
-    let mut l: HashMap<String, String> = extra
-        .iter()
-        .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut l: HashMap<String, String> = crate::labels::caller_labels(extra);
     l.insert(MANAGED.into(), "true".into());
     l.insert(RECORD_KIND.into(), KIND_REPLACED.into());
     l.insert(RECORD_CONTAINER_ID.into(), old_id.into());

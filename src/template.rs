@@ -18,7 +18,6 @@ use bollard::query_parameters::{CommitContainerOptions, ListImagesOptions, Remov
 
 use crate::engine::{status, Engine};
 use crate::errors::{Error, Result};
-use crate::labels::LABEL_NAMESPACE;
 
 /// The local image repository of templates.
 pub const TEMPLATE_REPO: &str = "berth-template";
@@ -130,12 +129,7 @@ pub async fn list(engine: &Engine, labels: &[(String, String)]) -> Result<Vec<Te
                     id: image.id.clone(),
                     created: image.created,
                     size: image.size,
-                    labels: image
-                        .labels
-                        .iter()
-                        .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect(),
+                    labels: crate::labels::caller_labels(&image.labels),
                 });
             }
         }
