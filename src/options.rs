@@ -7,7 +7,7 @@ use napi_derive::napi;
 
 use berth_core::engine::connection::EngineOptions;
 use berth_core::engine::discovery::EngineSelector;
-use berth_core::engine::images::{validate_platform, PullOptions, PullProgress};
+use berth_core::engine::images::PullOptions;
 use berth_core::engine::info::EngineInfo;
 use berth_core::exec::{ExecOptions, ExecOutput};
 use berth_core::lifecycle::peek::PeekResult;
@@ -15,6 +15,7 @@ use berth_core::lifecycle::resume::ResumeSpec;
 use berth_core::model::drift::{DriftSpec, OnDrift};
 use berth_core::model::errors::{Error, Result};
 use berth_core::model::identity::{liveness, Owner};
+use berth_core::model::pull::{validate_platform, PullProgress};
 use berth_core::model::spec::{whole_number, CreateSpec, Limits, Mount, Security};
 
 /// A bind mount of a host path into the container.

@@ -13,8 +13,9 @@ use super::options::{engine_options, BindingCreateOptions, BindingResumeSpec};
 use super::session::BindingSession;
 use berth_core::engine::connection::EngineOptions;
 use berth_core::lifecycle::recreate::RecreateSpec;
-use berth_core::lifecycle::verify::{Expect, VerifySpec};
+use berth_core::lifecycle::verify::VerifySpec;
 use berth_core::model::errors::Result;
+use berth_core::model::verification::Expect;
 
 /// Options of `verifySession`.
 #[napi(object)]
@@ -61,8 +62,8 @@ pub struct BindingVerification {
     pub findings: Vec<BindingFinding>,
 }
 
-impl From<berth_core::lifecycle::verify::Verification> for BindingVerification {
-    fn from(v: berth_core::lifecycle::verify::Verification) -> Self {
+impl From<berth_core::model::verification::Verification> for BindingVerification {
+    fn from(v: berth_core::model::verification::Verification) -> Self {
         BindingVerification {
             id: v.id,
             ok: v.ok,

@@ -66,7 +66,7 @@ pub fn template_exists<'e>(
     let engine = engine_of(&options);
     env.spawn_future(async move {
         let engine = js(connect(&js(engine)?).await)?;
-        js(templates::exists(&engine, &key).await)
+        js(berth_core::engine::templates::exists(&engine, &key).await)
     })
 }
 

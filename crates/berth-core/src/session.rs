@@ -7,13 +7,13 @@ use crate::engine::calls::{self, Removal, Stop};
 use crate::engine::connection::Engine;
 use crate::engine::networks::{self, NetworkPolicy};
 use crate::engine::ports;
+use crate::engine::templates;
 use crate::exec::stream::{self, ExecProcess, Stdin};
 use crate::exec::{self, ExecOptions, ExecOutput};
 use crate::files::channel::slot::ChannelSlot;
 use crate::files::channel::Outcome;
 use crate::files::context::{self, FsContext, Target};
 use crate::files::{self, Data, FileReader};
-use crate::lifecycle::templates;
 use crate::model::errors::{Error, Result};
 use crate::model::identity::Owner;
 use crate::model::spec::validate_port;
@@ -97,7 +97,7 @@ pub struct Session {
     /// Spec fields that differ from creation (empty unless a spec was compared).
     pub drift: Vec<String>,
     /// The verification a `resumeSession({ verify })` or a recreation ran, if any.
-    pub verification: Option<crate::lifecycle::verify::Verification>,
+    pub verification: Option<crate::model::verification::Verification>,
     /// What a recreation lost and kept, for a handle made by `recreateSession`.
     pub replaced: Option<crate::ownership::replaced::Replaced>,
     state: Mutex<State>,
@@ -156,7 +156,7 @@ impl Session {
     }
 
     /// The same handle, reporting `verification`.
-    pub fn with_verification(self, verification: crate::lifecycle::verify::Verification) -> Self {
+    pub fn with_verification(self, verification: crate::model::verification::Verification) -> Self {
         Session {
             verification: Some(verification),
             ..self
@@ -201,7 +201,7 @@ impl Session {
                 reason: Some("not-owner"),
             });
         }
-        let outcome = calls::remove_by_id(&self.engine, &self.id).await?;
+        let outcome = crate::ownership::removal::remove_by_id(&self.engine, &self.id).await?;
         state.duty = Duty::Done;
         state.record = None;
         Ok(match outcome {

@@ -126,7 +126,7 @@ async fn removal_is_by_id_never_by_name() {
         .unwrap();
     let engine = engine().await;
     // Someone removes ours and puts their own container under the same name.
-    berth_core::engine::calls::remove_by_id(&engine, &s.id)
+    berth_core::ownership::removal::remove_by_id(&engine, &s.id)
         .await
         .unwrap();
     let body = ContainerCreateBody {
@@ -154,7 +154,7 @@ async fn removal_is_by_id_never_by_name() {
         inspect(&engine, &other).await.unwrap().is_some(),
         "the other container survives"
     );
-    berth_core::engine::calls::remove_by_id(&engine, &other)
+    berth_core::ownership::removal::remove_by_id(&engine, &other)
         .await
         .unwrap();
 }

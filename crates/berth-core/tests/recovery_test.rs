@@ -4,7 +4,6 @@
 
 mod common;
 
-use berth_core::engine::calls::remove_by_id;
 use berth_core::engine::connection::EngineOptions;
 use berth_core::engine::container::{inspect, Facts};
 use berth_core::lifecycle::create::create_session;
@@ -12,6 +11,7 @@ use berth_core::lifecycle::recreate::{recreate_session, RecreateSpec};
 use berth_core::lifecycle::verify::{verify, Expect};
 use berth_core::model::errors::Error;
 use berth_core::model::identity;
+use berth_core::ownership::removal::remove_by_id;
 use berth_core::ownership::replacement::{self, Replacement, Settled};
 use common::*;
 use tokio_util::sync::CancellationToken;

@@ -1,4 +1,4 @@
-//! Remove and stop: engine calls by container id, never by name.
+//! Calls by id: start or unpause, stop, remove; engine calls by container id, never by name.
 
 use std::time::Duration;
 
@@ -6,8 +6,8 @@ use bollard::query_parameters::{RemoveContainerOptionsBuilder, StopContainerOpti
 
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::inspect;
+use crate::engine::container::Facts;
 use crate::model::errors::{Error, Result};
-use crate::ownership::records;
 
 /// How long to wait for a removal someone else started, in milliseconds.
 pub const REMOVAL_IN_PROGRESS_WAIT_MS: u64 = 30_000;
@@ -22,12 +22,13 @@ pub enum Removal {
     Absent,
 }
 
-/// Force-removes the container `id` with its anonymous volumes, then its records.
+/// Force-removes the container `id` with its anonymous volumes (not its records: see
+/// `ownership::removal::remove_by_id`).
 ///
 /// `DELETE /containers/{id}?force=true&v=true`. 404 is [`Removal::Absent`]; a removal
 /// already in progress (409, or Podman's 500 confirmed by inspect) is waited for.
 /// Errors: `E_ENGINE` / `E_ENGINE_UNAVAILABLE`; the container is then still there.
-pub async fn remove_by_id(engine: &Engine, id: &str) -> Result<Removal> {
+pub async fn remove_container(engine: &Engine, id: &str) -> Result<Removal> {
     let opts = RemoveContainerOptionsBuilder::default()
         .force(true)
         .v(true)
@@ -45,7 +46,6 @@ pub async fn remove_by_id(engine: &Engine, id: &str) -> Result<Removal> {
         }
         Err(e) => return Err(engine.error("remove container", e)),
     };
-    records::remove_records(engine, id).await?;
     Ok(outcome)
 }
 
@@ -91,5 +91,22 @@ pub async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Result<St
         Ok(()) => Ok(Stop::Stopped),
         Err(e) if status(&e) == Some(404) => Ok(Stop::Absent),
         Err(e) => Err(engine.error("stop container", e)),
+    }
+}
+
+/// Starts a stopped container or unpauses a paused one, by id.
+pub async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
+    match f.state {
+        "running" | "restarting" => Ok(()),
+        "paused" => engine
+            .docker
+            .unpause_container(&f.id)
+            .await
+            .map_err(|e| engine.error("unpause container", e)),
+        _ => engine
+            .docker
+            .start_container(&f.id, None)
+            .await
+            .map_err(|e| engine.error("start container", e)),
     }
 }

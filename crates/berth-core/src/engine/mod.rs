@@ -4,6 +4,7 @@
 
 pub mod bind_source;
 pub mod calls;
+pub mod cancel;
 pub mod connection;
 pub mod container;
 pub mod discovery;
@@ -11,5 +12,6 @@ pub mod images;
 pub mod info;
 pub mod networks;
 pub mod ports;
+pub mod templates;
 #[cfg(unix)]
 pub mod transport;

@@ -14,6 +14,7 @@ use bollard::models::{
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::cancel::guard;
 use crate::engine::connection::{self, status, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
 use crate::engine::discovery::EngineKind;
@@ -26,7 +27,7 @@ use crate::ownership::hold;
 use crate::ownership::holders::Role;
 use crate::session::{Ownership, Session};
 use crate::{
-    engine::calls, model::identity, model::labels, ownership::cleanup, ownership::records,
+    model::identity, model::labels, ownership::cleanup, ownership::records, ownership::removal,
 };
 
 /// The operation an `E_ABORTED` names: the API call, as the TypeScript entry names it too.
@@ -115,18 +116,6 @@ pub async fn create_container(
     }
 }
 
-/// Runs `fut` unless `cancel` fires first (then `E_ABORTED`).
-pub async fn guard<T>(
-    cancel: &CancellationToken,
-    operation: &str,
-    fut: impl std::future::Future<Output = Result<T>>,
-) -> Result<T> {
-    tokio::select! {
-        r = fut => r,
-        _ = cancel.cancelled() => Err(Error::aborted(operation)),
-    }
-}
-
 /// Start, setup, readiness record (with the container's `labels`), creator's holder record
 /// (its volume name returned). Errors: `E_SETUP_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub async fn finish(
@@ -172,7 +161,7 @@ fn tail(bytes: &[u8]) -> String {
 
 /// Removes what this call created; the first error stays first.
 pub async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
-    match calls::remove_by_id(engine, id).await {
+    match removal::remove_by_id(engine, id).await {
         Ok(_) => first,
         Err(cleanup_err) => {
             cleanup::defer(engine, id);

@@ -11,11 +11,11 @@
 
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::calls::wake;
+use crate::engine::cancel::guard;
 use crate::engine::connection::{self, status, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
 use crate::engine::images::{registry_of, split_reference};
-use crate::lifecycle::create::guard;
-use crate::lifecycle::resume::wake;
 use crate::model::errors::{Error, Result};
 use crate::model::naming::{container_name, LEGACY_DEFAULT_PREFIX};
 use crate::model::spec::{validate_image, validate_prefix, validate_session_id};

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use crate::engine::calls::{remove_by_id, Removal};
+use crate::engine::calls::Removal;
 use crate::engine::connection::{self, Engine, EngineOptions};
 use crate::engine::container::inspect;
 use crate::lifecycle::list::{survey, Scope};
@@ -15,6 +15,7 @@ use crate::model::errors::Result;
 use crate::model::identity::liveness;
 use crate::ownership::holders::{verdict, Verdict};
 use crate::ownership::records;
+use crate::ownership::removal::remove_by_id;
 use crate::ownership::replacement;
 
 /// One container the reaper removed or kept, and why.

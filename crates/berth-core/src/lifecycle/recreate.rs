@@ -15,20 +15,23 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::calls::{remove_by_id, stop_by_id};
+use crate::engine::calls::stop_by_id;
+use crate::engine::cancel::guard;
 use crate::engine::connection::{self, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts, Inspected};
 use crate::engine::images::{ensure_image, PullOptions};
-use crate::lifecycle::create::{create_container, finish, guard};
-use crate::lifecycle::verify::{self, Expect};
+use crate::lifecycle::create::{create_container, finish};
+use crate::lifecycle::verify;
 use crate::model::errors::{Error, Result};
 use crate::model::identity::{self, liveness, Liveness, Owner};
 use crate::model::naming::{container_name, DEFAULT_PREFIX};
 use crate::model::spec::{validate_prefix, validate_session_id, CreateSpec};
+use crate::model::verification::Expect;
 use crate::ownership::hold::{self, Claim};
 use crate::ownership::holders::duty;
 use crate::ownership::provenance::not_berth_made;
 use crate::ownership::records;
+use crate::ownership::removal::remove_by_id;
 use crate::ownership::replaced::{carried_volumes, lost_and_kept, Replaced};
 use crate::ownership::replacement::{self, InFlight, Replacement};
 use crate::session::{Ownership, Session};

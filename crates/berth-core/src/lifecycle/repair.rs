@@ -7,9 +7,10 @@
 
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::{Facts, Inspected};
-use crate::lifecycle::verify::{run, Expect};
+use crate::lifecycle::verify::run;
 use crate::model::errors::Result;
 use crate::model::findings::{code, Finding};
+use crate::model::verification::Expect;
 
 /// Gives the path `$1` to `$2` (`uid:gid`) with `u+rwx`, creating it when missing.
 const FIX_WRITABLE: &str = r#"mkdir -p -- "$1" && chown -- "$2" "$1" && chmod u+rwx -- "$1""#;

@@ -7,13 +7,15 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::connection::{self, Engine, EngineOptions};
+use crate::engine::calls::wake;
+use crate::engine::cancel::guard;
+use crate::engine::connection::{self, status, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
-use crate::lifecycle::create::guard;
 use crate::lifecycle::verify;
-use crate::model::drift::{self, DriftSpec, OnDrift};
+use crate::model::drift::{DriftSpec, OnDrift};
 use crate::model::errors::{Error, Result};
 use crate::model::identity::{self, liveness, Liveness, Owner};
+use crate::model::labels::{field_digest, ManagedLabels, DIGEST_FIELDS};
 use crate::model::naming::{container_name, DEFAULT_PREFIX};
 use crate::model::spec::{validate_prefix, validate_session_id};
 use crate::ownership::hold::{self, Claim};
@@ -177,7 +179,7 @@ async fn adopt(
         return Err(not_found());
     }
     let drift = match &spec.spec {
-        Some(d) => guard(cancel, OPERATION, drift::drifted(engine, &f, managed, d)).await?,
+        Some(d) => guard(cancel, OPERATION, drifted(engine, &f, managed, d)).await?,
         None => Vec::new(),
     };
     if spec.on_drift == OnDrift::Error && !drift.is_empty() {
@@ -296,19 +298,43 @@ async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
     )
 }
 
-/// Starts a stopped container or unpauses a paused one, by id.
-pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
-    match f.state {
-        "running" | "restarting" => Ok(()),
-        "paused" => engine
-            .docker
-            .unpause_container(&f.id)
-            .await
-            .map_err(|e| engine.error("unpause container", e)),
-        _ => engine
-            .docker
-            .start_container(&f.id, None)
-            .await
-            .map_err(|e| engine.error("start container", e)),
+/// The named fields whose digest differs from the container's, in [`DIGEST_FIELDS`](crate::model::labels::DIGEST_FIELDS) order.
+///
+/// A field without a digest label counts as drifted (it cannot be confirmed). Engine
+/// call: `GET /images/{reference}/json`, only when the image reference's digest differs.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub async fn drifted(
+    engine: &Engine,
+    facts: &Facts,
+    labels: &ManagedLabels,
+    d: &DriftSpec,
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for field in DIGEST_FIELDS {
+        if !d.fields.contains(&field) {
+            continue;
+        }
+        let same_digest = labels
+            .digests
+            .get(field)
+            .is_some_and(|stored| *stored == field_digest(&labels.salt, field, &d.spec));
+        if same_digest {
+            continue;
+        }
+        if field == "image" && same_image(engine, &d.spec.image, &facts.image_id).await? {
+            continue;
+        }
+        out.push(field.to_string());
+    }
+    Ok(out)
+}
+
+/// Whether `reference` resolves, on this engine now, to the image id `image_id`.
+/// A reference the engine does not have is a different image (nothing is pulled).
+async fn same_image(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
+    match engine.docker.inspect_image(reference).await {
+        Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
+        Err(e) if status(&e) == Some(404) => Ok(false),
+        Err(e) => Err(engine.error("inspect image", e)),
     }
 }

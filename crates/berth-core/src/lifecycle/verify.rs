@@ -12,32 +12,19 @@ use std::collections::BTreeMap;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::cancel::guard;
 use crate::engine::connection::{self, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts, Inspected};
 use crate::exec::{self, ExecOptions};
-use crate::lifecycle::create::guard;
 use crate::lifecycle::repair;
 use crate::model::errors::{Error, Result};
 use crate::model::findings::{self, code, Finding, Kind};
 use crate::model::naming::{container_name, DEFAULT_PREFIX};
-use crate::model::spec::{validate_prefix, validate_session_id, validate_writable_paths, Mount};
+use crate::model::spec::{validate_prefix, validate_session_id, validate_writable_paths};
+pub use crate::model::verification::{Expect, Verification};
 use crate::ownership::provenance::not_berth_made;
 use crate::ownership::records;
 use crate::ownership::replacement::{absent, settle_name};
-
-/// What a container is checked against, beyond its creation record. Fields left `None` or
-/// empty are not checked.
-#[derive(Debug, Clone, Default)]
-pub struct Expect {
-    /// Bind mounts that must be present with this source and read-only flag.
-    pub mounts: Option<Vec<Mount>>,
-    /// Container TCP ports that must be published.
-    pub ports: Option<Vec<u16>>,
-    /// Container paths the session's user must be able to write.
-    pub writable_paths: Vec<String>,
-    /// The user the writable probes run as; the container's own when `None`.
-    pub user: Option<String>,
-}
 
 /// What `verifySession` is asked for.
 #[derive(Debug, Clone, Default)]
@@ -50,17 +37,6 @@ pub struct VerifySpec {
     pub expect: Expect,
     /// Repair repairable findings and check again (a hard finding left then rejects).
     pub repair: bool,
-}
-
-/// The outcome of a verification.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Verification {
-    /// The container id verified.
-    pub id: String,
-    /// Whether nothing is left unrepaired.
-    pub ok: bool,
-    /// Findings: those repaired (`repaired: true`) and those left.
-    pub findings: Vec<Finding>,
 }
 
 /// The operation named in `E_ABORTED`.

@@ -6,10 +6,7 @@
 //! the container's `Image`), so `busybox` and `busybox:latest` of the same image do not
 //! drift. Nothing is ever pulled.
 
-use crate::engine::connection::{status, Engine};
-use crate::engine::container::Facts;
 use crate::model::errors::{Error, Result};
-use crate::model::labels::{field_digest, ManagedLabels, DIGEST_FIELDS};
 use crate::model::spec::{
     validate_argv, validate_container_path, validate_env, validate_image, validate_user, CreateSpec,
 };
@@ -40,9 +37,9 @@ pub struct DriftSpec {
 impl DriftSpec {
     /// What this spec asks verify to check: the mounts, ports and user it names, and its
     /// writable paths.
-    pub fn expect(&self) -> crate::lifecycle::verify::Expect {
+    pub fn expect(&self) -> crate::model::verification::Expect {
         let named = |f: &str| self.fields.contains(&f);
-        crate::lifecycle::verify::Expect {
+        crate::model::verification::Expect {
             mounts: named("mounts").then(|| self.spec.mounts.clone()),
             ports: named("ports").then(|| self.spec.ports.clone()),
             writable_paths: self.spec.writable_paths.clone(),
@@ -98,46 +95,5 @@ impl DriftSpec {
             }
         }
         Ok(())
-    }
-}
-
-/// The named fields whose digest differs from the container's, in [`DIGEST_FIELDS`] order.
-///
-/// A field without a digest label counts as drifted (it cannot be confirmed). Engine
-/// call: `GET /images/{reference}/json`, only when the image reference's digest differs.
-/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn drifted(
-    engine: &Engine,
-    facts: &Facts,
-    labels: &ManagedLabels,
-    d: &DriftSpec,
-) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for field in DIGEST_FIELDS {
-        if !d.fields.contains(&field) {
-            continue;
-        }
-        let same_digest = labels
-            .digests
-            .get(field)
-            .is_some_and(|stored| *stored == field_digest(&labels.salt, field, &d.spec));
-        if same_digest {
-            continue;
-        }
-        if field == "image" && same_image(engine, &d.spec.image, &facts.image_id).await? {
-            continue;
-        }
-        out.push(field.to_string());
-    }
-    Ok(out)
-}
-
-/// Whether `reference` resolves, on this engine now, to the image id `image_id`.
-/// A reference the engine does not have is a different image (nothing is pulled).
-async fn same_image(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
-    match engine.docker.inspect_image(reference).await {
-        Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
-        Err(e) if status(&e) == Some(404) => Ok(false),
-        Err(e) => Err(engine.error("inspect image", e)),
     }
 }

@@ -7,4 +7,6 @@ pub mod findings;
 pub mod identity;
 pub mod labels;
 pub mod naming;
+pub mod pull;
 pub mod spec;
+pub mod verification;

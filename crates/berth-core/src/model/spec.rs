@@ -73,7 +73,7 @@ pub struct CreateSpec {
     /// Bind mounts.
     pub mounts: Vec<Mount>,
     /// Host directories bind sources must resolve inside (checked on this filesystem when the
-    /// engine is local, see [`crate::engine::bind_source`]); empty: any existing absolute path.
+    /// engine is local, see `engine::bind_source` in this crate); empty: any existing absolute path.
     pub mount_roots: Vec<String>,
     /// Container paths the session's user must be able to write; checked by verify
     /// (a probe file written, read back and removed) and repaired in place (created,
@@ -90,7 +90,7 @@ pub struct CreateSpec {
     /// `os/arch[/variant]` to pull and create for (`linux/amd64`); the engine's own by default.
     pub platform: Option<String>,
     /// Receives image pull progress when the image has to be pulled.
-    pub on_pull_progress: Option<crate::engine::images::ProgressSink>,
+    pub on_pull_progress: Option<crate::model::pull::ProgressSink>,
 }
 
 impl CreateSpec {
@@ -189,7 +189,7 @@ impl CreateSpec {
             }
         }
         if let Some(p) = &self.platform {
-            crate::engine::images::validate_platform(p)?;
+            crate::model::pull::validate_platform(p)?;
         }
         for (i, c) in self.security.cap_drop.iter().enumerate() {
             if c.is_empty() || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {

@@ -2,8 +2,8 @@
 
 use std::sync::Mutex;
 
-use crate::engine::calls::remove_by_id;
 use crate::engine::connection::Engine;
+use crate::ownership::removal::remove_by_id;
 
 static PENDING: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 

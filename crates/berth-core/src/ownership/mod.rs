@@ -7,5 +7,6 @@ pub mod hold;
 pub mod holders;
 pub mod provenance;
 pub mod records;
+pub mod removal;
 pub mod replaced;
 pub mod replacement;

@@ -21,7 +21,6 @@ use std::sync::Mutex;
 
 use bollard::query_parameters::RenameContainerOptions;
 
-use crate::engine::calls::remove_by_id;
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::{inspect, Facts};
 use crate::model::errors::{Error, Result};
@@ -29,6 +28,7 @@ use crate::model::identity::{liveness, Liveness, Owner};
 use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 use crate::ownership::holders::{self, new_token};
 use crate::ownership::records;
+use crate::ownership::removal::remove_by_id;
 
 /// `dev.berth.record` value of the lock and journal record.
 pub const KIND_REPLACE: &str = "replace";
@@ -287,7 +287,7 @@ pub async fn roll_back_old(engine: &Engine, r: &Replacement) -> Result<()> {
             rename(engine, &r.old_id, &r.name).await?;
         }
         if r.was_running {
-            crate::lifecycle::resume::wake(engine, &f).await?;
+            crate::engine::calls::wake(engine, &f).await?;
         }
     }
     drop_records(engine, &r.old_id).await
