@@ -1,6 +1,6 @@
 //! Errors crossing into JavaScript: the core error as JSON behind a marker the TS entry parses.
 
-use berth_core::model::errors::Error;
+use berth_core::Error;
 
 /// The prefix of every berth rejection message; the JSON `{ code, message, details, cause? }` follows.
 pub const ERROR_MARKER: &str = "BERTH_ERROR ";
@@ -14,6 +14,6 @@ pub fn to_js(e: Error) -> napi::Error {
 }
 
 /// Converts a core result for JavaScript.
-pub fn js<T>(r: berth_core::model::errors::Result<T>) -> napi::Result<T> {
+pub fn js<T>(r: berth_core::Result<T>) -> napi::Result<T> {
     r.map_err(to_js)
 }

@@ -10,9 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
-use berth_core::files::{Data, FileReader, Spool};
-use berth_core::model::errors::Error;
-use berth_core::session::Session;
+use berth_core::Error;
+use berth_core::Session;
+use berth_core::{Data, FileReader, Spool};
 
 /// A file being read from a container, chunk by chunk (64 KiB), from `BindingSession.openFile`.
 #[napi]

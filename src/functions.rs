@@ -15,8 +15,8 @@ use super::options::{
     BindingResumeOptions,
 };
 use super::session::BindingSession;
-use berth_core::engine::images::ProgressSink;
-use berth_core::model::naming::{container_name as derive_name, DEFAULT_PREFIX};
+use berth_core::ProgressSink;
+use berth_core::{container_name as derive_name, DEFAULT_PREFIX};
 
 /// The container name of a session: pure, exact over UTF-16 code units (lone surrogates too).
 /// `prefix` defaults to `'berth'`; pass `'please'` for the scheme's own default.
@@ -46,8 +46,7 @@ pub fn create_session<'e>(
     env.spawn_future(async move {
         let (mut spec, engine) = js(converted)?;
         spec.on_pull_progress = on_pull_progress.map(sink);
-        js(berth_core::lifecycle::create::create_session(&spec, &engine, &cancel).await)
-            .map(BindingSession::new)
+        js(berth_core::create_session(&spec, &engine, &cancel).await).map(BindingSession::new)
     })
 }
 
@@ -67,8 +66,7 @@ pub fn resume_session<'e>(
     let cancel = token_of(token);
     env.spawn_future(async move {
         let (spec, engine) = js(converted)?;
-        js(berth_core::lifecycle::resume::resume_session(&spec, &engine, &cancel).await)
-            .map(BindingSession::new)
+        js(berth_core::resume_session(&spec, &engine, &cancel).await).map(BindingSession::new)
     })
 }
 
@@ -93,8 +91,7 @@ pub fn peek<'e>(
     let prefix = prefix.map(|p| p.to_vec());
     env.spawn_future(async move {
         let engine = js(engine)?;
-        js(berth_core::lifecycle::peek::peek(&id, prefix.as_deref(), &engine).await)
-            .map(|p| p.map(Into::into))
+        js(berth_core::peek(&id, prefix.as_deref(), &engine).await).map(|p| p.map(Into::into))
     })
 }
 
@@ -136,7 +133,7 @@ pub fn ensure_image<'e>(
     env.spawn_future(async move {
         let (engine, mut pull) = js(converted)?;
         pull.on_progress = on_pull_progress.map(sink);
-        js(berth_core::engine::images::ensure_image_at(&engine, &image, &pull).await)
+        js(berth_core::ensure_image_at(&engine, &image, &pull).await)
     })
 }
 
@@ -153,6 +150,6 @@ pub fn engine_info<'e>(
         .unwrap_or_else(|| Ok(Default::default()));
     env.spawn_future(async move {
         let engine = js(converted)?;
-        js(berth_core::engine::info::engine_info(&engine).await).map(Into::into)
+        js(berth_core::engine_info(&engine).await).map(Into::into)
     })
 }

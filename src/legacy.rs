@@ -10,9 +10,9 @@ use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use super::options::engine_options;
 use super::session::BindingSession;
-use berth_core::engine::connection::EngineOptions;
-use berth_core::lifecycle::legacy::LegacyAdoptSpec;
-use berth_core::model::errors::Result;
+use berth_core::EngineOptions;
+use berth_core::LegacyAdoptSpec;
+use berth_core::Result;
 
 /// Options of `adoptUnlabelled`.
 #[napi(object)]
@@ -61,7 +61,6 @@ pub fn adopt_unlabelled<'e>(
     let cancel = token_of(token);
     env.spawn_future(async move {
         let (spec, engine) = js(converted)?;
-        js(berth_core::lifecycle::legacy::adopt_unlabelled(&spec, &engine, &cancel).await)
-            .map(BindingSession::new)
+        js(berth_core::adopt_unlabelled(&spec, &engine, &cancel).await).map(BindingSession::new)
     })
 }

@@ -4,6 +4,8 @@
 
 // Under `cfg(test)` napi-derive registers nothing, so the exports look unused there.
 #![cfg_attr(test, allow(dead_code))]
+// The core's errors are the cold path and carry their details by value for the JS `details` object.
+#![allow(clippy::result_large_err)]
 
 mod cancel;
 mod errors;

@@ -8,9 +8,9 @@ use napi_derive::napi;
 
 use super::errors::js;
 use super::options::{engine_options, BindingPeekResult};
-use berth_core::lifecycle::list::{Listing, Scope};
-use berth_core::lifecycle::reap::{ReapEntry, ReapReport};
-use berth_core::ownership::holders::Record;
+use berth_core::HolderRecord as Record;
+use berth_core::{Listing, Scope};
+use berth_core::{ReapEntry, ReapReport};
 
 /// Options of `listSessions`.
 #[napi(object)]
@@ -180,7 +180,7 @@ pub fn list_sessions<'e>(
     let engine = engine_options(o.socket_path, o.engine, o.connect_timeout_ms);
     env.spawn_future(async move {
         let engine = js(engine)?;
-        let list = js(berth_core::lifecycle::list::list_sessions(&scope, &engine).await)?;
+        let list = js(berth_core::list_sessions(&scope, &engine).await)?;
         Ok(list
             .into_iter()
             .map(|l: Listing| BindingListEntry {
@@ -215,8 +215,7 @@ pub fn reap_orphans<'e>(
     let engine = engine_options(o.socket_path, o.engine, o.connect_timeout_ms);
     env.spawn_future(async move {
         let engine = js(engine)?;
-        let r: ReapReport =
-            js(berth_core::lifecycle::reap::reap_orphans(dry_run, &scope, &engine).await)?;
+        let r: ReapReport = js(berth_core::reap_orphans(dry_run, &scope, &engine).await)?;
         Ok(BindingReapReport {
             removed: r.removed.into_iter().map(entry_js).collect(),
             kept: r.kept.into_iter().map(entry_js).collect(),

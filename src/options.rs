@@ -5,18 +5,18 @@ use std::collections::{BTreeMap, HashMap};
 use napi::bindgen_prelude::{Buffer, Either, Utf16String};
 use napi_derive::napi;
 
-use berth_core::engine::connection::EngineOptions;
-use berth_core::engine::discovery::EngineSelector;
-use berth_core::engine::images::PullOptions;
-use berth_core::engine::info::EngineInfo;
-use berth_core::exec::{ExecOptions, ExecOutput};
-use berth_core::lifecycle::peek::PeekResult;
-use berth_core::lifecycle::resume::ResumeSpec;
-use berth_core::model::drift::{DriftSpec, OnDrift};
-use berth_core::model::errors::{Error, Result};
-use berth_core::model::identity::{liveness, Owner};
-use berth_core::model::pull::{validate_platform, PullProgress};
-use berth_core::model::spec::{whole_number, CreateSpec, Limits, Mount, Security};
+use berth_core::EngineInfo;
+use berth_core::EngineOptions;
+use berth_core::EngineSelector;
+use berth_core::PeekResult;
+use berth_core::PullOptions;
+use berth_core::ResumeSpec;
+use berth_core::{liveness, Owner};
+use berth_core::{validate_platform, PullProgress};
+use berth_core::{whole_number, CreateSpec, Limits, Mount, Security};
+use berth_core::{DriftSpec, OnDrift};
+use berth_core::{Error, Result};
+use berth_core::{ExecOptions, ExecOutput};
 
 /// A bind mount of a host path into the container.
 #[napi(object)]

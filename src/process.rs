@@ -7,8 +7,8 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::errors::js;
-use berth_core::exec::stream::{ExecProcess, Which};
-use berth_core::model::errors::Error;
+use berth_core::Error;
+use berth_core::{ExecProcess, Which};
 
 /// A running exec from `BindingSession.spawn`. Pull `stdout`/`stderr` chunks with `read`;
 /// the process is held back (not buffered) while nobody reads.

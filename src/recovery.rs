@@ -11,11 +11,11 @@ use super::errors::js;
 use super::functions::{sink, PullProgressFn};
 use super::options::{engine_options, BindingCreateOptions, BindingResumeSpec};
 use super::session::BindingSession;
-use berth_core::engine::connection::EngineOptions;
-use berth_core::lifecycle::recreate::RecreateSpec;
-use berth_core::lifecycle::verify::VerifySpec;
-use berth_core::model::errors::Result;
-use berth_core::model::verification::Expect;
+use berth_core::EngineOptions;
+use berth_core::Expect;
+use berth_core::RecreateSpec;
+use berth_core::Result;
+use berth_core::VerifySpec;
 
 /// Options of `verifySession`.
 #[napi(object)]
@@ -62,8 +62,8 @@ pub struct BindingVerification {
     pub findings: Vec<BindingFinding>,
 }
 
-impl From<berth_core::model::verification::Verification> for BindingVerification {
-    fn from(v: berth_core::model::verification::Verification) -> Self {
+impl From<berth_core::Verification> for BindingVerification {
+    fn from(v: berth_core::Verification) -> Self {
         BindingVerification {
             id: v.id,
             ok: v.ok,
@@ -105,9 +105,9 @@ pub struct BindingReplaced {
     pub kept: Vec<BindingReplacedItem>,
 }
 
-impl From<berth_core::ownership::replaced::Replaced> for BindingReplaced {
-    fn from(r: berth_core::ownership::replaced::Replaced) -> Self {
-        let items = |v: Vec<berth_core::ownership::replaced::Item>| {
+impl From<berth_core::Replaced> for BindingReplaced {
+    fn from(r: berth_core::Replaced) -> Self {
+        let items = |v: Vec<berth_core::ReplacedItem>| {
             v.into_iter()
                 .map(|i| BindingReplacedItem {
                     kind: i.kind.into(),
@@ -130,10 +130,7 @@ impl BindingVerifyOptions {
         let expect = match self.spec {
             Some(s) => {
                 let d = s.into_core()?;
-                berth_core::model::spec::validate_writable_paths(
-                    "spec.writablePaths",
-                    &d.spec.writable_paths,
-                )?;
+                berth_core::validate_writable_paths("spec.writablePaths", &d.spec.writable_paths)?;
                 d.validate()?;
                 d.expect()
             }
@@ -179,8 +176,7 @@ pub fn verify_session<'e>(
     let cancel = token_of(token);
     env.spawn_future(async move {
         let (spec, engine) = js(converted)?;
-        js(berth_core::lifecycle::verify::verify_session(&spec, &engine, &cancel).await)
-            .map(Into::into)
+        js(berth_core::verify_session(&spec, &engine, &cancel).await).map(Into::into)
     })
 }
 
@@ -212,7 +208,6 @@ pub fn recreate_session<'e>(
             spec,
             take_over: take_over.unwrap_or(false),
         };
-        js(berth_core::lifecycle::recreate::recreate_session(&r, &engine, &cancel).await)
-            .map(BindingSession::new)
+        js(berth_core::recreate_session(&r, &engine, &cancel).await).map(BindingSession::new)
     })
 }

@@ -16,10 +16,10 @@ use super::options::{
 };
 use super::process::BindingExecProcess;
 use super::recovery::{BindingReplaced, BindingVerification};
-use berth_core::engine::networks::NetworkPolicy;
-use berth_core::files::{normalize_path, Data};
-use berth_core::model::spec::whole_number;
-use berth_core::session::Session;
+use berth_core::whole_number;
+use berth_core::NetworkPolicy;
+use berth_core::Session;
+use berth_core::{normalize_path, Data};
 
 /// One session's container, as created or resumed. The TypeScript `Session` wraps it.
 #[napi]

@@ -8,8 +8,8 @@ use napi_derive::napi;
 
 use super::errors::js;
 use super::options::engine_options;
-use berth_core::engine::connection::{connect, EngineOptions};
-use berth_core::lifecycle::templates::{self, Removal};
+use berth_core::EngineOptions;
+use berth_core::TemplateRemoval as Removal;
 
 /// Where the engine is, for the template functions.
 #[napi(object)]
@@ -41,9 +41,7 @@ pub struct BindingTemplate {
     pub labels: HashMap<String, String>,
 }
 
-fn engine_of(
-    o: &Option<BindingTemplateOptions>,
-) -> berth_core::model::errors::Result<EngineOptions> {
+fn engine_of(o: &Option<BindingTemplateOptions>) -> berth_core::Result<EngineOptions> {
     match o {
         Some(o) => engine_options(
             o.socket_path.clone(),
@@ -64,10 +62,7 @@ pub fn template_exists<'e>(
     options: Option<BindingTemplateOptions>,
 ) -> napi::Result<PromiseRaw<'e, bool>> {
     let engine = engine_of(&options);
-    env.spawn_future(async move {
-        let engine = js(connect(&js(engine)?).await)?;
-        js(berth_core::engine::templates::exists(&engine, &key).await)
-    })
+    env.spawn_future(async move { js(berth_core::template_exists(&js(engine)?, &key).await) })
 }
 
 /// Every template (optionally only those carrying `labels`).
@@ -85,8 +80,7 @@ pub fn list_templates<'e>(
         .unwrap_or_default();
     labels.sort();
     env.spawn_future(async move {
-        let engine = js(connect(&js(engine)?).await)?;
-        let list = js(templates::list(&engine, &labels).await)?;
+        let list = js(berth_core::list_templates(&js(engine)?, &labels).await)?;
         Ok(list
             .into_iter()
             .map(|t| BindingTemplate {
@@ -114,12 +108,13 @@ pub fn remove_template<'e>(
 ) -> napi::Result<PromiseRaw<'e, String>> {
     let engine = engine_of(&options);
     env.spawn_future(async move {
-        let engine = js(connect(&js(engine)?).await)?;
-        Ok(match js(templates::remove(&engine, &key).await)? {
-            Removal::Removed => "removed",
-            Removal::InUse => "in-use",
-            Removal::Absent => "absent",
-        }
-        .to_string())
+        Ok(
+            match js(berth_core::remove_template(&js(engine)?, &key).await)? {
+                Removal::Removed => "removed",
+                Removal::InUse => "in-use",
+                Removal::Absent => "absent",
+            }
+            .to_string(),
+        )
     })
 }

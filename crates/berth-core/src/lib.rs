@@ -1,15 +1,82 @@
 //! berth-core: lifecycle of sandbox containers for AI coding agents, over the Docker Engine API.
 //!
-//! This crate holds all lifecycle logic and has no napi dependency; the root crate `berth`
-//! binds it to JavaScript.
+//! This crate holds all lifecycle logic and has no napi dependency (the compiler keeps it
+//! out); the root crate `berth` binds it to JavaScript and imports only the face below.
+//! The design it implements is `docs/design.md` in the repository.
+//!
+//! # Layers
+//!
+//! The folders are layers; a folder imports only folders below it, never one above, so no
+//! import cycle runs between folders (checked in CI):
+//!
+//! 1. [`model`](crate::model): data and rules (errors, specs, naming, labels, identity,
+//!    findings, drift, verification). Never an engine call.
+//! 2. `engine`: the connection and the Engine API calls (discovery, transport, inspect,
+//!    calls by id, images, networks, ports, bind sources, template commits). Imports `model`.
+//! 3. `exec` (imports `engine`, `model`), then `files` (may import `exec`), and `ownership`
+//!    (records, holders, holds, cleanup, removal with records, replacement records; imports
+//!    `engine`, `model`). `files` and `ownership` never import each other.
+//! 4. `session`: the handle of one session's container. Imports any layer above except `lifecycle`.
+//! 5. `lifecycle`: one file per public operation. May import every other folder.
+//!
+//! Inside a folder, files may import each other. Everything below is crate-private except
+//! the re-exports here.
 #![deny(missing_docs)]
 // Errors are the cold path and carry their details by value for the JS `details` object.
 #![allow(clippy::result_large_err)]
 
-pub mod engine;
-pub mod exec;
-pub mod files;
-pub mod lifecycle;
-pub mod model;
-pub mod ownership;
-pub mod session;
+mod engine;
+mod exec;
+mod files;
+mod lifecycle;
+mod model;
+mod ownership;
+mod session;
+
+#[cfg(test)]
+mod engine_tests;
+
+// Entry points.
+pub use engine::images::ensure_image_at;
+pub use engine::info::engine_info;
+pub use lifecycle::create::create_session;
+pub use lifecycle::legacy::adopt_unlabelled;
+pub use lifecycle::list::list_sessions;
+pub use lifecycle::peek::peek;
+pub use lifecycle::reap::reap_orphans;
+pub use lifecycle::recreate::recreate_session;
+pub use lifecycle::resume::resume_session;
+pub use lifecycle::templates::{list_templates, remove_template, template_exists};
+pub use lifecycle::verify::verify_session;
+
+// The session handle and what its methods take and return.
+pub use engine::networks::NetworkPolicy;
+pub use exec::stream::{ExecProcess, Which};
+pub use exec::{ExecOptions, ExecOutput};
+pub use files::{normalize_path, Data, FileReader, Spool};
+pub use session::Session;
+
+// Errors.
+pub use model::errors::{Error, Result};
+
+// Specs, options and results.
+pub use engine::connection::EngineOptions;
+pub use engine::discovery::EngineSelector;
+pub use engine::images::PullOptions;
+pub use engine::info::EngineInfo;
+pub use lifecycle::legacy::LegacyAdoptSpec;
+pub use lifecycle::list::{Listing, Scope};
+pub use lifecycle::peek::PeekResult;
+pub use lifecycle::reap::{ReapEntry, ReapReport};
+pub use lifecycle::recreate::RecreateSpec;
+pub use lifecycle::resume::ResumeSpec;
+pub use lifecycle::templates::{Removal as TemplateRemoval, Template};
+pub use lifecycle::verify::VerifySpec;
+pub use model::drift::{DriftSpec, OnDrift};
+pub use model::identity::{liveness, Owner};
+pub use model::naming::{container_name, DEFAULT_PREFIX};
+pub use model::pull::{validate_platform, ProgressSink, PullProgress};
+pub use model::spec::{validate_writable_paths, whole_number, CreateSpec, Limits, Mount, Security};
+pub use model::verification::{Expect, Verification};
+pub use ownership::holders::Record as HolderRecord;
+pub use ownership::replaced::{Item as ReplacedItem, Replaced};

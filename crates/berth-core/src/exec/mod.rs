@@ -25,7 +25,6 @@ use crate::model::spec::{validate_argv, validate_container_path, validate_env, v
 
 /// Default cap on each of stdout and stderr, in bytes (64 MiB).
 pub const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
-pub use crate::exec::launch::EXEC_MARKER_ENV;
 
 /// Options of one exec.
 #[derive(Debug, Clone, Default)]

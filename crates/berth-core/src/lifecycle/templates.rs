@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use bollard::query_parameters::{ListImagesOptions, RemoveImageOptions};
 
-use crate::engine::connection::{status, Engine};
-use crate::engine::templates::{template_ref, validate_key, TEMPLATE_REPO};
+use crate::engine::connection::{connect, status, Engine, EngineOptions};
+use crate::engine::templates::{exists, template_ref, validate_key, TEMPLATE_REPO};
 use crate::model::errors::Result;
 
 /// One template image.
@@ -96,4 +96,36 @@ pub async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
         Err(e) if status(&e) == Some(404) => Ok(Removal::Absent),
         Err(e) => Err(engine.error("remove template", e)),
     }
+}
+
+/// Whether the template `berth-template:<key>` exists, on the engine `engine_opts` selects.
+///
+/// Connects (`GET /version`, see [`connect`]), then `GET /images/berth-template:<key>/json` (see
+/// [`crate::engine::templates::exists`]).
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+pub async fn template_exists(engine_opts: &EngineOptions, key: &str) -> Result<bool> {
+    let engine = connect(engine_opts).await?;
+    exists(&engine, key).await
+}
+
+/// Every template whose labels include all of `labels`, on the engine `engine_opts` selects.
+///
+/// Connects (`GET /version`, see [`connect`]), then `GET /images/json` (see [`list`]).
+/// Errors: `E_INVALID_ARGUMENT` (engine options), `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+pub async fn list_templates(
+    engine_opts: &EngineOptions,
+    labels: &[(String, String)],
+) -> Result<Vec<Template>> {
+    let engine = connect(engine_opts).await?;
+    list(&engine, labels).await
+}
+
+/// Removes `berth-template:<key>` unless a container uses it (never forced), on the engine
+/// `engine_opts` selects.
+///
+/// Connects (`GET /version`, see [`connect`]), then `DELETE /images/berth-template:<key>` (see [`remove`]).
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+pub async fn remove_template(engine_opts: &EngineOptions, key: &str) -> Result<Removal> {
+    let engine = connect(engine_opts).await?;
+    remove(&engine, key).await
 }

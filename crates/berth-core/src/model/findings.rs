@@ -300,7 +300,9 @@ pub fn read_only_at(path: &str, mounts: &[MountPoint], read_only_root: bool) -> 
 
 /// Exit code of the writable probe when the directory is missing.
 pub const PROBE_MISSING: i64 = 3;
-/// Exit code of the writable probe when the file cannot be written or read back.
+/// Exit code of the writable probe when the file cannot be written or read back (the
+/// probe's other failures; named for the tests).
+#[cfg(test)]
 pub const PROBE_DENIED: i64 = 4;
 
 /// The finding for a writable path's probe exit code (`index` into `writablePaths`).

@@ -44,7 +44,8 @@ pub fn container_name(session_id: &[u16], prefix: Option<&[u16]>) -> String {
     format!("{safe}-{}-{:08x}", sanitise(session_id), fnv1a32(&json))
 }
 
-/// The container name for a Rust string (no lone surrogates possible).
+/// The container name for a Rust string (no lone surrogates possible); for tests.
+#[cfg(test)]
 pub fn container_name_str(session_id: &str, prefix: Option<&str>) -> String {
     let id: Vec<u16> = session_id.encode_utf16().collect();
     let p: Option<Vec<u16>> = prefix.map(|p| p.encode_utf16().collect());

@@ -29,12 +29,3 @@ pub async fn retry_pending(engine: &Engine) {
         }
     }
 }
-
-/// The container ids still deferred on `engine` (for tests and diagnostics).
-pub fn pending(engine: &Engine) -> Vec<String> {
-    let p = PENDING.lock().expect("cleanup list poisoned");
-    p.iter()
-        .filter(|(e, _)| e == &engine.endpoint)
-        .map(|(_, id)| id.clone())
-        .collect()
-}

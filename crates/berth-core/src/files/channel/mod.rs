@@ -58,7 +58,7 @@ pub enum OpenFailure {
     /// for this session.
     Unsupported,
     /// The engine refused or failed (a stopped container, say): the archive path reports it.
-    Engine(Error),
+    Engine,
 }
 
 impl Channel {
@@ -79,7 +79,7 @@ impl Channel {
         };
         let launched = launch::launch(engine, id, &launch)
             .await
-            .map_err(OpenFailure::Engine)?;
+            .map_err(|_| OpenFailure::Engine)?;
         let mut channel = Channel {
             launched,
             pending: Vec::new(),

@@ -35,7 +35,7 @@ impl ChannelSlot {
             match Channel::open(engine, id).await {
                 Ok(c) => *slot = Slot::Open(c),
                 Err(OpenFailure::Unsupported) => *slot = Slot::Unsupported,
-                Err(OpenFailure::Engine(_)) => {}
+                Err(OpenFailure::Engine) => {}
             }
         }
         slot

@@ -1,16 +1,14 @@
-//! Engine tests of the file channel ([`berth_core::files::channel`]): requests on one open exec, the
+//! Engine tests of the file channel ([`crate::files::channel`]): requests on one open exec, the
 //! replies that send the caller to the archive path, and an image that cannot run it.
 
-mod common;
-
-use berth_core::engine::connection::EngineOptions;
-use berth_core::exec::{exec, ExecOptions};
-use berth_core::files::channel::{Channel, OpenFailure, Outcome};
-use berth_core::lifecycle::create::create_session;
-use common::*;
+use super::common::*;
+use crate::engine::connection::EngineOptions;
+use crate::exec::{exec, ExecOptions};
+use crate::files::channel::{Channel, OpenFailure, Outcome};
+use crate::lifecycle::create::create_session;
 use tokio_util::sync::CancellationToken;
 
-async fn sh(s: &berth_core::session::Session, script: &str, user: Option<&str>) -> (i64, String) {
+async fn sh(s: &crate::session::Session, script: &str, user: Option<&str>) -> (i64, String) {
     let argv = vec!["sh".to_string(), "-c".into(), script.into()];
     let opts = ExecOptions {
         user: user.map(str::to_string),
@@ -80,7 +78,7 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
             Outcome::Fallback
         );
         // Too large for the channel: archive path, nothing sent.
-        let big = vec![0u8; berth_core::files::channel::protocol::MAX_WRITE_BYTES + 1];
+        let big = vec![0u8; crate::files::channel::protocol::MAX_WRITE_BYTES + 1];
         assert_eq!(
             ch.write("/tmp/big", 0o644, &big, &never).await.unwrap(),
             Outcome::Fallback

@@ -1,19 +1,17 @@
 //! Engine tests of the core lifecycle: create, rollback, resume, removal by id, abort.
 
-mod common;
-
 use std::time::Duration;
 
-use berth_core::engine::connection::EngineOptions;
-use berth_core::engine::container::inspect;
-use berth_core::lifecycle::create::create_session;
-use berth_core::lifecycle::resume::{resume_session, ResumeSpec};
-use berth_core::model::naming::container_name_str;
-use berth_core::ownership::records::is_ready;
-use berth_core::session::Ownership;
+use super::common::*;
+use crate::engine::connection::EngineOptions;
+use crate::engine::container::inspect;
+use crate::lifecycle::create::create_session;
+use crate::lifecycle::resume::{resume_session, ResumeSpec};
+use crate::model::naming::container_name_str;
+use crate::ownership::records::is_ready;
+use crate::session::Ownership;
 use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::CreateContainerOptionsBuilder;
-use common::*;
 use tokio_util::sync::CancellationToken;
 
 fn argv(cmd: &str) -> Vec<String> {
@@ -126,7 +124,7 @@ async fn removal_is_by_id_never_by_name() {
         .unwrap();
     let engine = engine().await;
     // Someone removes ours and puts their own container under the same name.
-    berth_core::ownership::removal::remove_by_id(&engine, &s.id)
+    crate::ownership::removal::remove_by_id(&engine, &s.id)
         .await
         .unwrap();
     let body = ContainerCreateBody {
@@ -154,7 +152,7 @@ async fn removal_is_by_id_never_by_name() {
         inspect(&engine, &other).await.unwrap().is_some(),
         "the other container survives"
     );
-    berth_core::ownership::removal::remove_by_id(&engine, &other)
+    crate::ownership::removal::remove_by_id(&engine, &other)
         .await
         .unwrap();
 }

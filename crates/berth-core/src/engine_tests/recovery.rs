@@ -2,18 +2,16 @@
 //! call on the name, a committed one finished, and recreate keeps the old container's id
 //! when a setup fails.
 
-mod common;
-
-use berth_core::engine::connection::EngineOptions;
-use berth_core::engine::container::{inspect, Facts};
-use berth_core::lifecycle::create::create_session;
-use berth_core::lifecycle::recreate::{recreate_session, RecreateSpec};
-use berth_core::lifecycle::verify::{verify, Expect};
-use berth_core::model::errors::Error;
-use berth_core::model::identity;
-use berth_core::ownership::removal::remove_by_id;
-use berth_core::ownership::replacement::{self, Replacement, Settled};
-use common::*;
+use super::common::*;
+use crate::engine::connection::EngineOptions;
+use crate::engine::container::{inspect, Facts};
+use crate::lifecycle::create::create_session;
+use crate::lifecycle::recreate::{recreate_session, RecreateSpec};
+use crate::lifecycle::verify::{verify, Expect};
+use crate::model::errors::Error;
+use crate::model::identity;
+use crate::ownership::removal::remove_by_id;
+use crate::ownership::replacement::{self, Replacement, Settled};
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test]

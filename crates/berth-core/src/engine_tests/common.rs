@@ -1,11 +1,10 @@
 //! Shared helpers for engine tests: the offline test image, a per-run label, a leak check.
-#![allow(dead_code)]
 
 use std::sync::OnceLock;
 
-use berth_core::engine::connection::{connect, Engine, EngineOptions};
-use berth_core::engine::container::list_by_labels;
-use berth_core::model::spec::CreateSpec;
+use crate::engine::connection::{connect, Engine, EngineOptions};
+use crate::engine::container::list_by_labels;
+use crate::model::spec::CreateSpec;
 
 /// The image every engine test uses, built offline by `__test__/helpers/test-image.mjs`.
 pub const TEST_IMAGE: &str = "berth-test/busybox:1";

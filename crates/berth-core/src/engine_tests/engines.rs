@@ -1,15 +1,13 @@
 //! Engine tests of what differs between Docker and Podman, on the engine under test
 //! (`BERTH_TEST_ENGINE=docker|podman`; CI points `DOCKER_HOST` at Podman's socket for it).
 
-mod common;
-
-use berth_core::engine::connection::{EngineKind, EngineOptions};
-use berth_core::engine::container::{inspect, Facts};
-use berth_core::engine::images::{ensure_image, PullOptions};
-use berth_core::engine::info::engine_info;
-use berth_core::lifecycle::create::create_session;
-use berth_core::model::errors::Error;
-use common::*;
+use super::common::*;
+use crate::engine::connection::{EngineKind, EngineOptions};
+use crate::engine::container::{inspect, Facts};
+use crate::engine::images::{ensure_image, PullOptions};
+use crate::engine::info::engine_info;
+use crate::lifecycle::create::create_session;
+use crate::model::errors::Error;
 use tokio_util::sync::CancellationToken;
 
 fn engine_under_test() -> EngineKind {
@@ -72,7 +70,7 @@ async fn a_stopped_container_decodes_to_a_spec_state() {
 
 #[tokio::test]
 async fn a_missing_local_image_is_image_not_found() {
-    common::ensure_image();
+    super::common::ensure_image();
     let engine = engine().await;
     // No registry answers on this port: the pull fails inside (or before) its stream.
     let e = ensure_image(
@@ -102,7 +100,7 @@ async fn removing_one_session_keeps_every_other_sessions_records() {
         .await
         .unwrap();
     let removed = a.remove(false).await.unwrap();
-    let b_ready = berth_core::ownership::records::is_ready(&b.engine, &b.id)
+    let b_ready = crate::ownership::records::is_ready(&b.engine, &b.id)
         .await
         .unwrap();
     b.remove(false).await.unwrap();

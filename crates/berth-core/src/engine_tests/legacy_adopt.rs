@@ -1,18 +1,16 @@
 //! Engine tests of legacy adoption: an unlabelled container under the derived name is adopted
 //! (and started) only when it runs the requested image; the handle never removes it.
 
-mod common;
-
-use berth_core::engine::connection::{Engine, EngineOptions};
-use berth_core::engine::container::inspect;
-use berth_core::lifecycle::create::create_session;
-use berth_core::lifecycle::legacy::{adopt_unlabelled, LegacyAdoptSpec};
-use berth_core::model::errors::Error;
-use berth_core::model::naming::container_name;
-use berth_core::session::Ownership;
+use super::common::*;
+use crate::engine::connection::{Engine, EngineOptions};
+use crate::engine::container::inspect;
+use crate::lifecycle::create::create_session;
+use crate::lifecycle::legacy::{adopt_unlabelled, LegacyAdoptSpec};
+use crate::model::errors::Error;
+use crate::model::naming::container_name;
+use crate::session::Ownership;
 use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
-use common::*;
 use tokio_util::sync::CancellationToken;
 
 fn legacy(id: &str, image: &str) -> LegacyAdoptSpec {

@@ -1,15 +1,13 @@
 //! Engine tests of what the record store relies on: a duplicate volume name answers with the
 //! first creator's labels, so a duty claim is a compare-and-set with exactly one winner.
 
-mod common;
-
 use std::collections::HashMap;
 
-use berth_core::model::identity::{self, Owner};
-use berth_core::ownership::hold::{claim_duty, Claim};
-use berth_core::ownership::holders::{self, Role, TOKEN};
-use berth_core::ownership::records;
-use common::*;
+use super::common::*;
+use crate::model::identity::{self, Owner};
+use crate::ownership::hold::{claim_duty, Claim};
+use crate::ownership::holders::{self, Role, TOKEN};
+use crate::ownership::records;
 
 /// A container id nobody has (the records are deleted at the end).
 fn fake_id() -> String {
@@ -59,7 +57,7 @@ async fn concurrent_duty_claims_round() {
     // One connection each, as ten processes would have, all connected before the race.
     let mut engines = Vec::new();
     for _ in 0..10 {
-        engines.push(common::engine().await);
+        engines.push(super::common::engine().await);
     }
     let claims = engines.into_iter().enumerate().map(|(i, engine)| {
         let id = id.clone();
