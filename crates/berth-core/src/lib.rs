@@ -54,29 +54,30 @@ pub use engine::networks::NetworkPolicy;
 pub use exec::stream::{ExecProcess, Which};
 pub use exec::{ExecOptions, ExecOutput};
 pub use files::{normalize_path, Data, FileReader, Spool};
-pub use session::Session;
+pub use session::{Ownership, ReleaseOutcome, RemoveOutcome, Session, StopOutcome};
 
 // Errors.
-pub use model::errors::{Error, Result};
+pub use model::errors::{Error, Holder, Result};
 
 // Specs, options and results.
 pub use engine::connection::EngineOptions;
-pub use engine::discovery::EngineSelector;
+pub use engine::discovery::{EngineKind, EngineSelector};
 pub use engine::images::PullOptions;
 pub use engine::info::EngineInfo;
 pub use lifecycle::legacy::LegacyAdoptSpec;
 pub use lifecycle::list::{Listing, Scope};
 pub use lifecycle::peek::PeekResult;
-pub use lifecycle::reap::{ReapEntry, ReapReport};
+pub use lifecycle::reap::{ReapEntry, ReapReport, SettledReplacement};
 pub use lifecycle::recreate::RecreateSpec;
 pub use lifecycle::resume::ResumeSpec;
 pub use lifecycle::templates::{Removal as TemplateRemoval, Template};
 pub use lifecycle::verify::VerifySpec;
 pub use model::drift::{DriftSpec, OnDrift};
-pub use model::identity::{liveness, Owner};
+pub use model::findings::{Finding, Kind as FindingKind};
+pub use model::identity::{liveness, Liveness, Owner};
 pub use model::naming::{container_name, DEFAULT_PREFIX};
 pub use model::pull::{validate_platform, ProgressSink, PullProgress};
 pub use model::spec::{validate_writable_paths, whole_number, CreateSpec, Limits, Mount, Security};
 pub use model::verification::{Expect, Verification};
-pub use ownership::holders::Record as HolderRecord;
+pub use ownership::holders::{Hold, Record as HolderRecord, Role};
 pub use ownership::replaced::{Item as ReplacedItem, Replaced};

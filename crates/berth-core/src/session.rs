@@ -20,7 +20,7 @@ use crate::model::spec::validate_port;
 use crate::ownership::hold;
 
 /// Default grace period of `stop()` before SIGKILL, in milliseconds.
-pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
+pub(crate) const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
 
 /// How this handle came to hold its container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub struct ReleaseOutcome {
 /// A handle on one session's container.
 pub struct Session {
     /// The engine the container lives on.
-    pub engine: Engine,
+    pub(crate) engine: Engine,
     /// Full 64-hex container id; every destructive call uses it.
     pub id: String,
     /// Container name.
@@ -116,7 +116,7 @@ struct State {
 
 impl Session {
     /// A handle on a live container.
-    pub fn new(
+    pub(crate) fn new(
         engine: Engine,
         id: String,
         name: String,

@@ -20,7 +20,7 @@ use crate::model::spec::{CreateSpec, Mount};
 /// No engine call: the endpoint is chosen as [`crate::engine::connection::connect`] would.
 ///
 /// Errors: `E_INVALID_ARGUMENT` (see [`check_mounts`]; also a bad `engine` option).
-pub fn check_for_engine(spec: &CreateSpec, options: &EngineOptions) -> Result<()> {
+pub(crate) fn check_for_engine(spec: &CreateSpec, options: &EngineOptions) -> Result<()> {
     if spec.mounts.is_empty() && spec.mount_roots.is_empty() {
         return Ok(());
     }
@@ -35,7 +35,7 @@ pub fn check_for_engine(spec: &CreateSpec, options: &EngineOptions) -> Result<()
 ///
 /// Errors: `E_INVALID_ARGUMENT` naming `mounts[i].source` and the segment at fault; a root
 /// that does not exist is `E_INVALID_ARGUMENT` naming `mountRoots[j]`.
-pub fn check_mounts(mounts: &[Mount], roots: &[String]) -> Result<()> {
+pub(crate) fn check_mounts(mounts: &[Mount], roots: &[String]) -> Result<()> {
     let roots = canonical_roots(roots)?;
     for (i, m) in mounts.iter().enumerate() {
         check(&m.source, &roots, &format!("mounts[{i}].source"))?;
@@ -44,7 +44,7 @@ pub fn check_mounts(mounts: &[Mount], roots: &[String]) -> Result<()> {
 }
 
 /// The canonical form of each root (`mountRoots[j]`): absolute, existing, symlinks resolved.
-pub fn canonical_roots(roots: &[String]) -> Result<Vec<PathBuf>> {
+pub(crate) fn canonical_roots(roots: &[String]) -> Result<Vec<PathBuf>> {
     roots
         .iter()
         .enumerate()
@@ -65,7 +65,7 @@ pub fn canonical_roots(roots: &[String]) -> Result<Vec<PathBuf>> {
 ///
 /// Errors: `E_INVALID_ARGUMENT` with the segment at fault: missing, a dangling symlink, a
 /// symlink that resolves outside every root, or a source outside every root.
-pub fn check(source: &str, roots: &[PathBuf], field: &str) -> Result<()> {
+pub(crate) fn check(source: &str, roots: &[PathBuf], field: &str) -> Result<()> {
     let path = Path::new(source);
     if !path.is_absolute() {
         return Err(Error::invalid(field, "must be an absolute host path"));

@@ -10,7 +10,7 @@ use crate::engine::container::Facts;
 use crate::model::errors::{Error, Result};
 
 /// How long to wait for a removal someone else started, in milliseconds.
-pub const REMOVAL_IN_PROGRESS_WAIT_MS: u64 = 30_000;
+pub(crate) const REMOVAL_IN_PROGRESS_WAIT_MS: u64 = 30_000;
 const POLL_MS: u64 = 100;
 
 /// What a removal found.
@@ -28,7 +28,7 @@ pub enum Removal {
 /// `DELETE /containers/{id}?force=true&v=true`. 404 is [`Removal::Absent`]; a removal
 /// already in progress (409, or Podman's 500 confirmed by inspect) is waited for.
 /// Errors: `E_ENGINE` / `E_ENGINE_UNAVAILABLE`; the container is then still there.
-pub async fn remove_container(engine: &Engine, id: &str) -> Result<Removal> {
+pub(crate) async fn remove_container(engine: &Engine, id: &str) -> Result<Removal> {
     let opts = RemoveContainerOptionsBuilder::default()
         .force(true)
         .v(true)
@@ -75,7 +75,7 @@ async fn wait_gone(engine: &Engine, id: &str) -> Result<Removal> {
 
 /// What a stop found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// The container is stopped (it may have been already).
     Stopped,
     /// The engine no longer had it.
@@ -84,7 +84,7 @@ pub enum Stop {
 
 /// Stops container `id`: SIGTERM, then SIGKILL after `timeout_ms` (rounded up to whole
 /// seconds, the Engine API's unit). `POST /containers/{id}/stop?t=<s>`.
-pub async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Result<Stop> {
+pub(crate) async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Result<Stop> {
     let secs = i32::try_from(timeout_ms.div_ceil(1000)).unwrap_or(i32::MAX);
     let opts = StopContainerOptionsBuilder::default().t(secs).build();
     match engine.docker.stop_container(id, Some(opts)).await {
@@ -95,7 +95,7 @@ pub async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Result<St
 }
 
 /// Starts a stopped container or unpauses a paused one, by id.
-pub async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
+pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
     match f.state {
         "running" | "restarting" => Ok(()),
         "paused" => engine

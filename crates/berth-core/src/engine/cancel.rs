@@ -5,7 +5,7 @@ use tokio_util::sync::CancellationToken;
 use crate::model::errors::{Error, Result};
 
 /// Runs `fut` unless `cancel` fires first (then `E_ABORTED`).
-pub async fn guard<T>(
+pub(crate) async fn guard<T>(
     cancel: &CancellationToken,
     operation: &str,
     fut: impl std::future::Future<Output = Result<T>>,

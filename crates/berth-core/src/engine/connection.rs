@@ -12,17 +12,17 @@ use std::time::Duration;
 
 use bollard::{Docker, API_DEFAULT_VERSION};
 
-pub use crate::engine::discovery::EngineKind;
+pub(crate) use crate::engine::discovery::EngineKind;
 use crate::engine::discovery::{self, Candidate, EngineSelector, Host, Wanted};
 use crate::model::errors::{Error, Result};
 
 /// Request timeout for ordinary engine calls, in seconds (send until response headers).
-pub const REQUEST_TIMEOUT_SECS: u64 = 120;
+pub(crate) const REQUEST_TIMEOUT_SECS: u64 = 120;
 /// Default time the first `GET /version` of an endpoint may take before the engine counts
 /// as unavailable, in milliseconds (the `connectTimeoutMs` option overrides it).
-pub const CONNECT_TIMEOUT_MS: u64 = 10_000;
+pub(crate) const CONNECT_TIMEOUT_MS: u64 = 10_000;
 /// The oldest Engine API berth supports.
-pub const MIN_API_VERSION: (usize, usize) = (1, 41);
+pub(crate) const MIN_API_VERSION: (usize, usize) = (1, 41);
 
 /// How the caller asked to reach the engine.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,7 @@ pub struct EngineOptions {
 
 /// A connected engine: a negotiated client plus what it is and where it lives.
 #[derive(Clone)]
-pub struct Engine {
+pub(crate) struct Engine {
     /// The bollard client, API version already negotiated.
     pub docker: Docker,
     /// `unix:///path` or `tcp://host:port` of the endpoint, for messages and cache keys.
@@ -64,7 +64,7 @@ impl std::fmt::Debug for Engine {
 }
 
 /// The host part of a `tcp://`, `http://` or `https://` endpoint (IPv6 without brackets).
-pub fn remote_host_of(endpoint: &str) -> Option<String> {
+pub(crate) fn remote_host_of(endpoint: &str) -> Option<String> {
     let rest = ["tcp://", "http://", "https://"]
         .iter()
         .find_map(|s| endpoint.strip_prefix(s))?;
@@ -153,7 +153,7 @@ pub mod unavailable {
 }
 
 /// Resolves the options against `host`: the engine kind asked for, then the candidate.
-pub fn choose(options: &EngineOptions, host: &Host) -> Result<Candidate> {
+pub(crate) fn choose(options: &EngineOptions, host: &Host) -> Result<Candidate> {
     let kind = match &options.engine {
         Some(sel) => discovery::resolve_selector(sel, &host.platform)?,
         None => None,
@@ -178,7 +178,7 @@ fn cache() -> &'static Mutex<HashMap<String, Engine>> {
 /// an endpoint scheme berth cannot speak), `E_ENGINE_UNAVAILABLE` (no endpoint found, socket
 /// absent, permission denied, nothing listening, no answer within `connect_timeout_ms`, API
 /// older than 1.41).
-pub async fn connect(options: &EngineOptions) -> Result<Engine> {
+pub(crate) async fn connect(options: &EngineOptions) -> Result<Engine> {
     let c = choose(options, &Host::current())?;
     // The same endpoint with other TLS material is another connection. Kept-alive
     // connections are driven by tasks of the runtime that opened them and die with it: each
@@ -203,7 +203,7 @@ pub async fn connect(options: &EngineOptions) -> Result<Engine> {
 }
 
 /// Opens the candidate's endpoint, negotiates and identifies the engine (no cache).
-pub async fn open(c: &Candidate, timeout_ms: u64) -> Result<Engine> {
+pub(crate) async fn open(c: &Candidate, timeout_ms: u64) -> Result<Engine> {
     let tried = format!("{} from {}", c.endpoint, c.source);
     let client = client_for(c, &tried)?;
     let local_path = c.endpoint.strip_prefix("unix://");
@@ -329,7 +329,7 @@ fn client_for(c: &Candidate, tried: &str) -> Result<Docker> {
 }
 
 /// The I/O error kind at the root of a bollard failure, when there is one.
-pub fn io_kind(e: &bollard::errors::Error) -> Option<std::io::ErrorKind> {
+pub(crate) fn io_kind(e: &bollard::errors::Error) -> Option<std::io::ErrorKind> {
     // `IOError` is `#[error(transparent)]`: its `source()` skips the io::Error itself.
     if let bollard::errors::Error::IOError { err } = e {
         return Some(err.kind());
@@ -345,7 +345,7 @@ pub fn io_kind(e: &bollard::errors::Error) -> Option<std::io::ErrorKind> {
 }
 
 /// The HTTP status of an engine answer, when there was one.
-pub fn status(e: &bollard::errors::Error) -> Option<u16> {
+pub(crate) fn status(e: &bollard::errors::Error) -> Option<u16> {
     match e {
         bollard::errors::Error::DockerResponseServerError { status_code, .. } => Some(*status_code),
         _ => None,

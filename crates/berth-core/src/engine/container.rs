@@ -22,7 +22,7 @@ use crate::model::labels::{self, ManagedLabels};
 
 /// An inspect answer plus the engine's own state word.
 #[derive(Debug, Clone)]
-pub struct Inspected {
+pub(crate) struct Inspected {
     /// The decoded answer (its `State.Status` normalised when the engine's word was not Docker's).
     pub body: ContainerInspectResponse,
     /// `State.Status` exactly as the engine sent it (`running`, Podman's `stopped`, ...).
@@ -40,7 +40,7 @@ impl Deref for Inspected {
 ///
 /// Errors: `E_ENGINE` (including an answer that cannot be decoded even with the state word
 /// normalised), `E_ENGINE_UNAVAILABLE`.
-pub async fn inspect(engine: &Engine, name_or_id: &str) -> Result<Option<Inspected>> {
+pub(crate) async fn inspect(engine: &Engine, name_or_id: &str) -> Result<Option<Inspected>> {
     match engine.docker.inspect_container(name_or_id, None).await {
         Ok(c) => {
             let raw_state = c
@@ -69,7 +69,7 @@ pub async fn inspect(engine: &Engine, name_or_id: &str) -> Result<Option<Inspect
 
 /// One container of a list, plus the engine's own state word.
 #[derive(Debug, Clone)]
-pub struct Listed {
+pub(crate) struct Listed {
     /// The decoded summary (its `State` normalised when the engine's word was not Docker's).
     pub summary: ContainerSummary,
     /// `State` exactly as the engine sent it (only the tests read it so far).
@@ -82,7 +82,7 @@ pub struct Listed {
 /// bollard's types refuse (decoded as [`decode_list_tolerant`] does).
 ///
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn list_by_labels(engine: &Engine, labels: &[String]) -> Result<Vec<Listed>> {
+pub(crate) async fn list_by_labels(engine: &Engine, labels: &[String]) -> Result<Vec<Listed>> {
     let filters = HashMap::from([("label".to_string(), labels.to_vec())]);
     let opts = ListContainersOptionsBuilder::default()
         .all(true)
@@ -109,7 +109,7 @@ pub async fn list_by_labels(engine: &Engine, labels: &[String]) -> Result<Vec<Li
 
 /// Decodes a container list whose `State` words bollard's types refuse: each word is kept as
 /// `raw_state` and replaced by its SPEC §8 equivalent (or `""`) before decoding again.
-pub fn decode_list_tolerant(contents: &str) -> Option<Vec<Listed>> {
+pub(crate) fn decode_list_tolerant(contents: &str) -> Option<Vec<Listed>> {
     let items: Vec<serde_json::Value> = serde_json::from_str(contents).ok()?;
     items
         .into_iter()
@@ -137,7 +137,7 @@ fn normalised_word(raw: &str) -> &'static str {
 
 /// Decodes an inspect answer whose `State.Status` bollard's types refuse: the word is kept as
 /// `raw_state` and replaced by its SPEC §8 equivalent (or `""`) before decoding again.
-pub fn decode_tolerant(contents: &str) -> Option<Inspected> {
+pub(crate) fn decode_tolerant(contents: &str) -> Option<Inspected> {
     let mut v: serde_json::Value = serde_json::from_str(contents).ok()?;
     let raw_state = v
         .pointer("/State/Status")
@@ -154,7 +154,7 @@ pub fn decode_tolerant(contents: &str) -> Option<Inspected> {
 /// The SPEC §8 `state` of an engine's state word. Docker's words map to themselves; Podman's
 /// `configured` and `initialized` are `created`, `stopped` is `exited`, `stopping` is
 /// `running` (the process still runs until the stop completes). Anything else is `unknown`.
-pub fn spec_state(raw: &str) -> &'static str {
+pub(crate) fn spec_state(raw: &str) -> &'static str {
     match raw {
         "created" | "configured" | "initialized" => "created",
         "running" | "stopping" => "running",
@@ -169,7 +169,7 @@ pub fn spec_state(raw: &str) -> &'static str {
 
 /// The facts of one inspected container that lifecycle decisions use.
 #[derive(Debug, Clone)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// Full 64-hex id.
     pub id: String,
     /// Name without the leading `/`.

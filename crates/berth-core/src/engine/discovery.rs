@@ -34,13 +34,13 @@ impl EngineKind {
 }
 
 /// Engine names the `engine` option accepts.
-pub const ENGINE_NAMES: [&str; 2] = ["docker", "podman"];
+pub(crate) const ENGINE_NAMES: [&str; 2] = ["docker", "podman"];
 /// Platform keys of a per-platform `engine` map (Node's `process.platform`).
-pub const PLATFORMS: [&str; 3] = ["linux", "darwin", "win32"];
+pub(crate) const PLATFORMS: [&str; 3] = ["linux", "darwin", "win32"];
 
 /// The engines berth can reach on `platform`: Podman on Windows runs behind a per-machine
 /// named pipe berth does not discover, so only Docker is supported there.
-pub fn supported_engines(platform: &str) -> &'static [&'static str] {
+pub(crate) fn supported_engines(platform: &str) -> &'static [&'static str] {
     match platform {
         "win32" => &["docker"],
         _ => &["docker", "podman"],
@@ -62,7 +62,7 @@ pub enum EngineSelector {
 /// Errors: `E_INVALID_ARGUMENT` (field `engine` or `engine.<platform>`) for an unknown
 /// engine name or platform key, listing the valid values, and for an engine this
 /// platform does not support, listing the ones it does.
-pub fn resolve_selector(sel: &EngineSelector, platform: &str) -> Result<Option<EngineKind>> {
+pub(crate) fn resolve_selector(sel: &EngineSelector, platform: &str) -> Result<Option<EngineKind>> {
     let parse = |field: &str, name: &str, applies: bool| -> Result<Option<EngineKind>> {
         let kind = match name {
             "docker" => EngineKind::Docker,
@@ -114,14 +114,14 @@ pub fn resolve_selector(sel: &EngineSelector, platform: &str) -> Result<Option<E
 
 /// TLS material for a `tcp://` endpoint (`DOCKER_TLS_VERIFY` + `DOCKER_CERT_PATH`, or a context's TLS dir).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Tls {
+pub(crate) struct Tls {
     /// Directory holding `ca.pem`, `cert.pem` and `key.pem`.
     pub cert_dir: PathBuf,
 }
 
 /// An endpoint a strategy picked, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// `unix:///var/run/docker.sock`, `tcp://host:2376`, ...
     pub endpoint: String,
     /// Which strategy picked it (`socketPath option`, `DOCKER_HOST`, `Docker context "x"`, ...).
@@ -133,12 +133,12 @@ pub struct Candidate {
 }
 
 /// Reads a file's text (`None` when unreadable).
-pub type ReadFile = Box<dyn Fn(&Path) -> Option<String> + Send + Sync>;
+pub(crate) type ReadFile = Box<dyn Fn(&Path) -> Option<String> + Send + Sync>;
 /// Whether a path exists.
-pub type PathExists = Box<dyn Fn(&Path) -> bool + Send + Sync>;
+pub(crate) type PathExists = Box<dyn Fn(&Path) -> bool + Send + Sync>;
 
 /// What discovery reads from the host; [`Host::current`] reads the real one.
-pub struct Host {
+pub(crate) struct Host {
     /// Environment variables.
     pub env: HashMap<String, String>,
     /// The home directory.
@@ -201,7 +201,7 @@ fn is_root() -> bool {
 
 /// The caller's engine choice, resolved: `socketPath` and `engine`.
 #[derive(Debug, Clone, Default)]
-pub struct Wanted {
+pub(crate) struct Wanted {
     /// An explicit endpoint (`socketPath`): a path, or a URL (`unix://`, `tcp://`).
     pub socket_path: Option<String>,
     /// The engine the caller asked for (already resolved for this platform).
@@ -221,7 +221,7 @@ const STRATEGIES: [Strategy; 6] = [
 ];
 
 /// The endpoint the strategies choose, or every endpoint they looked at when none applies.
-pub fn choose(wanted: &Wanted, host: &Host) -> std::result::Result<Candidate, Vec<String>> {
+pub(crate) fn choose(wanted: &Wanted, host: &Host) -> std::result::Result<Candidate, Vec<String>> {
     if let Some(c) = STRATEGIES.iter().find_map(|s| s(wanted, host)) {
         return Ok(c);
     }
@@ -343,7 +343,7 @@ fn from_docker_context(w: &Wanted, h: &Host) -> Option<Candidate> {
 
 /// The platform's usual sockets for `kind` (both engines when `None`), in the order tried:
 /// path, label, engine.
-pub fn usual_sockets(
+pub(crate) fn usual_sockets(
     kind: Option<EngineKind>,
     h: &Host,
 ) -> Vec<(PathBuf, &'static str, EngineKind)> {

@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use crate::engine::connection::{self, status, Engine, EngineOptions};
 use crate::model::errors::{Error, Result};
 use crate::model::pull::validate_platform;
-pub use crate::model::pull::{ProgressSink, PullProgress};
+pub(crate) use crate::model::pull::{ProgressSink, PullProgress};
 use crate::model::spec::validate_image;
 
 /// How to pull.
@@ -47,7 +47,7 @@ pub async fn ensure_image_at(
 ///
 /// Errors: `E_IMAGE_NOT_FOUND` with the registry's reason when the pull fails (the
 /// failure arrives inside the 200 stream), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn ensure_image(engine: &Engine, image: &str, opts: &PullOptions) -> Result<()> {
+pub(crate) async fn ensure_image(engine: &Engine, image: &str, opts: &PullOptions) -> Result<()> {
     match engine.docker.inspect_image(image).await {
         Ok(_) => return Ok(()),
         Err(e) if status(&e) == Some(404) => {}
@@ -114,7 +114,7 @@ pub async fn ensure_image(engine: &Engine, image: &str, opts: &PullOptions) -> R
 
 /// Splits `repo[:tag][@digest]` into the pull's `fromImage` and `tag`; a digest stays in
 /// `fromImage`. No tag means `latest` (never "all tags").
-pub fn split_reference(image: &str) -> (&str, Option<&str>) {
+pub(crate) fn split_reference(image: &str) -> (&str, Option<&str>) {
     if image.contains('@') {
         return (image, None);
     }
@@ -127,7 +127,7 @@ pub fn split_reference(image: &str) -> (&str, Option<&str>) {
 
 /// The registry an image reference names: its first path component when that looks like a
 /// host (has `.` or `:`, or is `localhost`), else Docker Hub (`docker.io`).
-pub fn registry_of(image: &str) -> &str {
+pub(crate) fn registry_of(image: &str) -> &str {
     match image.split_once('/') {
         Some((first, _)) if first.contains('.') || first.contains(':') || first == "localhost" => {
             first
@@ -137,7 +137,7 @@ pub fn registry_of(image: &str) -> &str {
 }
 
 /// The Docker config directory: `$DOCKER_CONFIG`, else `~/.docker`.
-pub fn docker_config_dir() -> Option<PathBuf> {
+pub(crate) fn docker_config_dir() -> Option<PathBuf> {
     match std::env::var_os("DOCKER_CONFIG").filter(|v| !v.is_empty()) {
         Some(d) => Some(PathBuf::from(d)),
         None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")),
@@ -153,7 +153,10 @@ pub fn docker_config_dir() -> Option<PathBuf> {
 /// URLs (`https://host/v2/`) match their host too. `None` when nothing matches or a helper
 /// fails (the pull then goes anonymously, and a private image is refused by the registry).
 /// Blocking (reads a file, may run a helper): call it off the async runtime.
-pub fn credentials_for(image: &str, config_dir: &Option<PathBuf>) -> Option<DockerCredentials> {
+pub(crate) fn credentials_for(
+    image: &str,
+    config_dir: &Option<PathBuf>,
+) -> Option<DockerCredentials> {
     let text = std::fs::read_to_string(config_dir.as_ref()?.join("config.json")).ok()?;
     credentials_from_config(image, &text)
 }
@@ -170,7 +173,7 @@ fn server_address(image: &str) -> String {
 const DOCKER_HUB_SERVER: &str = "https://index.docker.io/v1/";
 
 /// [`credentials_for`] over the config file's text.
-pub fn credentials_from_config(image: &str, config_json: &str) -> Option<DockerCredentials> {
+pub(crate) fn credentials_from_config(image: &str, config_json: &str) -> Option<DockerCredentials> {
     use docker_credential::DockerCredential;
     let server = server_address(image);
     match docker_credential::get_credential_from_reader(config_json.as_bytes(), &server) {

@@ -45,7 +45,7 @@ pub async fn engine_info(options: &EngineOptions) -> Result<EngineInfo> {
 }
 
 /// `SecurityOptions` of a raw `GET /info` answer.
-pub fn security_options_of(info_json: &str) -> Vec<String> {
+pub(crate) fn security_options_of(info_json: &str) -> Vec<String> {
     serde_json::from_str::<serde_json::Value>(info_json)
         .ok()
         .and_then(|v| v.get("SecurityOptions").cloned())
@@ -54,7 +54,7 @@ pub fn security_options_of(info_json: &str) -> Vec<String> {
 }
 
 /// Whether `SecurityOptions` (`name=seccomp,profile=default`, `name=rootless`) say rootless.
-pub fn is_rootless(security_options: &[String]) -> bool {
+pub(crate) fn is_rootless(security_options: &[String]) -> bool {
     security_options
         .iter()
         .any(|o| o.split(',').any(|kv| kv == "name=rootless"))

@@ -73,7 +73,7 @@ fn mode_of(network_mode: &str) -> Mode<'_> {
 /// (`host`, another container's network; `none` for `AllowAll`); `E_SESSION_NOT_FOUND` when the container is
 /// gone (via `not_found`); `E_ENGINE` (e.g. Podman refusing to disconnect a rootless
 /// container's only network), `E_ENGINE_UNAVAILABLE`.
-pub async fn set_policy(
+pub(crate) async fn set_policy(
     engine: &Engine,
     id: &str,
     policy: NetworkPolicy,

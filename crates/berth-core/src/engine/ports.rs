@@ -7,9 +7,9 @@ use crate::engine::container::{inspect, Facts};
 use crate::model::errors::{Error, Result};
 
 /// How many times to re-read an empty port mapping right after start.
-pub const PORT_RETRIES: u32 = 20;
+pub(crate) const PORT_RETRIES: u32 = 20;
 /// Pause between those reads, in milliseconds.
-pub const PORT_RETRY_MS: u64 = 100;
+pub(crate) const PORT_RETRY_MS: u64 = 100;
 
 /// `"127.0.0.1:49153"` for container port `port`/tcp of container `id`; for a remote
 /// engine (`tcp://host:port`) the engine's host instead of a loopback address.
@@ -19,7 +19,7 @@ pub const PORT_RETRY_MS: u64 = 100;
 /// was never published; `E_ENGINE` with status 409 when the container is not running,
 /// and without a status when a running container's binding never appears;
 /// `E_SESSION_NOT_FOUND` when the container is gone.
-pub async fn host_address(
+pub(crate) async fn host_address(
     engine: &Engine,
     id: &str,
     session_id: &str,

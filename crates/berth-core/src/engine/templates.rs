@@ -18,12 +18,12 @@ use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
 /// The local image repository of templates.
-pub const TEMPLATE_REPO: &str = "berth-template";
+pub(crate) const TEMPLATE_REPO: &str = "berth-template";
 const MAX_KEY_LEN: usize = 128;
 
 /// A template key: 1 to 128 of `[a-z0-9_.-]`, starting with a letter or digit (an image tag).
 /// `E_INVALID_ARGUMENT` otherwise.
-pub fn validate_key(key: &str) -> Result<()> {
+pub(crate) fn validate_key(key: &str) -> Result<()> {
     let ok = !key.is_empty()
         && key.len() <= MAX_KEY_LEN
         && key.as_bytes()[0].is_ascii_alphanumeric()
@@ -41,7 +41,7 @@ pub fn validate_key(key: &str) -> Result<()> {
 }
 
 /// `berth-template:<key>`.
-pub fn template_ref(key: &str) -> String {
+pub(crate) fn template_ref(key: &str) -> String {
     format!("{TEMPLATE_REPO}:{key}")
 }
 
@@ -49,7 +49,7 @@ pub fn template_ref(key: &str) -> String {
 ///
 /// `POST /commit?container=<id>&repo=berth-template&tag=<key>&pause=true`.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE` (404: the container is gone), `E_ENGINE_UNAVAILABLE`.
-pub async fn commit(engine: &Engine, id: &str, key: &str) -> Result<String> {
+pub(crate) async fn commit(engine: &Engine, id: &str, key: &str) -> Result<String> {
     validate_key(key)?;
     let options = CommitContainerOptions {
         container: Some(id.to_string()),
@@ -69,7 +69,7 @@ pub async fn commit(engine: &Engine, id: &str, key: &str) -> Result<String> {
 
 /// Whether `berth-template:<key>` exists. `GET /images/{ref}/json`.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn exists(engine: &Engine, key: &str) -> Result<bool> {
+pub(crate) async fn exists(engine: &Engine, key: &str) -> Result<bool> {
     validate_key(key)?;
     match engine.docker.inspect_image(&template_ref(key)).await {
         Ok(_) => Ok(true),

@@ -16,15 +16,15 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 /// How long an idle connection to the engine is kept for reuse, in milliseconds.
-pub const IDLE_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const IDLE_TIMEOUT_MS: u64 = 30_000;
 /// Idle connections kept per engine socket.
-pub const MAX_IDLE_CONNECTIONS: usize = 8;
+pub(crate) const MAX_IDLE_CONNECTIONS: usize = 8;
 
 /// A bollard client for the unix socket at `path` (no `unix://`), keeping connections alive.
 ///
 /// `timeout_secs` is bollard's request timeout (send until response headers), in seconds.
 /// No request is made here. Errors: bollard's, when the client cannot be set up.
-pub fn connect(
+pub(crate) fn connect(
     path: &str,
     timeout_secs: u64,
     version: &ClientVersion,

@@ -19,21 +19,21 @@ use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
 /// The env variable that marks every process of one exec.
-pub const EXEC_MARKER_ENV: &str = "BERTH_EXEC_ID";
+pub(crate) const EXEC_MARKER_ENV: &str = "BERTH_EXEC_ID";
 const EXIT_CODE_POLL_MS: u64 = 50;
 const EXIT_CODE_POLLS: u32 = 100;
 /// How long the tree-kill exec may take, in milliseconds.
 const KILL_TREE_TIMEOUT_MS: u64 = 10_000;
 
 /// The framed output of an attached exec.
-pub type ExecOutputStream =
+pub(crate) type ExecOutputStream =
     Pin<Box<dyn Stream<Item = std::result::Result<LogOutput, bollard::errors::Error>> + Send>>;
 /// The stdin of an attached exec.
-pub type ExecInput = Pin<Box<dyn AsyncWrite + Send>>;
+pub(crate) type ExecInput = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// What to run: argv (never a shell string) and its per-exec settings.
 #[derive(Debug, Clone, Default)]
-pub struct Launch<'a> {
+pub(crate) struct Launch<'a> {
     /// Program and arguments.
     pub argv: &'a [String],
     /// Working directory (absolute); the container's by default.
@@ -61,7 +61,7 @@ impl<'a> Launch<'a> {
 
 /// Resolves once `timeout_ms` milliseconds have passed since this call (never without a
 /// timeout): the deadline an exec's read loop selects on.
-pub fn deadline(timeout_ms: Option<u64>) -> impl std::future::Future<Output = ()> {
+pub(crate) fn deadline(timeout_ms: Option<u64>) -> impl std::future::Future<Output = ()> {
     let at = timeout_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
     async move {
         match at {
@@ -72,7 +72,7 @@ pub fn deadline(timeout_ms: Option<u64>) -> impl std::future::Future<Output = ()
 }
 
 /// A started exec: its engine id, its marker, and its attached streams.
-pub struct Launched {
+pub(crate) struct Launched {
     /// The engine's exec id (for `GET /exec/{id}/json`).
     pub exec_id: String,
     /// The random `BERTH_EXEC_ID` value every process of this exec carries.
@@ -88,7 +88,7 @@ pub struct Launched {
 /// `POST /containers/{id}/exec` then `POST /exec/{exec id}/start` (attached, `Tty: false`).
 /// Errors: `E_ENGINE` (409 when the container is not running, on Docker and Podman alike),
 /// `E_ENGINE_UNAVAILABLE`.
-pub async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Launched> {
+pub(crate) async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Launched> {
     let marker = hex::encode(rand::random::<[u8; 12]>());
     let mut env: Vec<String> = spec
         .env
@@ -166,7 +166,7 @@ async fn create_exec_failure(engine: &Engine, id: &str, e: bollard::errors::Erro
 ///
 /// `GET /exec/{id}/json`. Errors: `E_ENGINE` (no exit code after 5 s of polling, or an
 /// engine error), `E_ENGINE_UNAVAILABLE`. Never made up.
-pub async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
+pub(crate) async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
     for _ in 0..EXIT_CODE_POLLS {
         let info = engine
             .docker
@@ -230,7 +230,7 @@ exit 0"#;
 /// the image; an engine failure is ignored (the caller reports its own error).
 ///
 /// `POST /containers/{id}/exec` (as user 0) and `POST /exec/{id}/start`.
-pub async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
+pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
     let argv = vec![
         "sh".to_string(),
         "-c".into(),

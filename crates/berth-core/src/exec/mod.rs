@@ -24,7 +24,7 @@ use crate::model::errors::{Error, Result};
 use crate::model::spec::{validate_argv, validate_container_path, validate_env, validate_user};
 
 /// Default cap on each of stdout and stderr, in bytes (64 MiB).
-pub const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
 
 /// Options of one exec.
 #[derive(Debug, Clone, Default)]
@@ -81,7 +81,7 @@ pub struct ExecOutput {
 /// Errors: `E_INVALID_ARGUMENT` (bad argv or options, before any engine call),
 /// `E_EXEC_TIMEOUT` / `E_ABORTED` (with the output so far, after killing the tree),
 /// `E_ENGINE` (for example 409: the container is not running), `E_ENGINE_UNAVAILABLE`.
-pub async fn exec(
+pub(crate) async fn exec(
     engine: &Engine,
     id: &str,
     name: &str,

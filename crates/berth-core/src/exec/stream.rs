@@ -23,13 +23,13 @@ use crate::model::spec::validate_argv;
 
 /// Capacity of each of the stdout and stderr channels, in chunks (a chunk is one engine frame,
 /// at most a few tens of KiB).
-pub const STREAM_CHANNEL_CHUNKS: usize = 8;
+pub(crate) const STREAM_CHANNEL_CHUNKS: usize = 8;
 /// How much of the end of each stream a timeout or abort error carries, in bytes (64 KiB).
-pub const ERROR_TAIL_BYTES: usize = 64 * 1024;
+pub(crate) const ERROR_TAIL_BYTES: usize = 64 * 1024;
 const STDIN_CHUNK_BYTES: usize = 64 * 1024;
 
 /// What a streaming exec reads as its stdin; it is closed at the end, so `cat` ends.
-pub enum Stdin {
+pub(crate) enum Stdin {
     /// No stdin attached.
     None,
     /// These bytes.
@@ -67,7 +67,7 @@ pub struct ExecProcess {
 ///
 /// Errors (before the process starts): `E_INVALID_ARGUMENT`, `E_ENGINE` (409: the container
 /// is not running), `E_ENGINE_UNAVAILABLE`.
-pub async fn spawn(
+pub(crate) async fn spawn(
     engine: &Engine,
     id: &str,
     name: &str,

@@ -22,11 +22,11 @@ use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
 /// Size of the chunks a download is handed out in, in bytes (64 KiB).
-pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+pub(crate) const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// Capacity of a download's channel, in chunks.
-pub const READ_CHANNEL_CHUNKS: usize = 4;
+pub(crate) const READ_CHANNEL_CHUNKS: usize = 4;
 /// Request timeout of an upload (send until the engine's answer), in seconds.
-pub const UPLOAD_TIMEOUT_SECS: u64 = 3600;
+pub(crate) const UPLOAD_TIMEOUT_SECS: u64 = 3600;
 const TAR_BLOCK_BYTES: usize = 512;
 const TAR_TRAILER_BYTES: usize = 2 * TAR_BLOCK_BYTES;
 /// Go's `os.ModeDir` and `os.ModeSymlink` bits in the engine's path stat.
@@ -35,7 +35,7 @@ const GO_MODE_SYMLINK: u32 = 1 << 27;
 
 /// What the first tar entry of a download is.
 #[derive(Debug)]
-pub enum Head {
+pub(crate) enum Head {
     /// A regular file of `size` bytes; its chunks follow on the channel.
     File {
         /// Size in bytes.
@@ -50,7 +50,7 @@ pub enum Head {
 }
 
 /// A download in progress: its first entry, and its data chunks when it is a file.
-pub struct Download {
+pub(crate) struct Download {
     /// What the path is.
     pub head: Head,
     /// The file's bytes, in order; an `Err` ends it.
@@ -61,7 +61,7 @@ pub struct Download {
 ///
 /// `Ok(None)` on 404 (the path, or the container, is absent: the caller tells which by
 /// inspecting the container). Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn download(engine: &Engine, id: &str, path: &str) -> Result<Option<Download>> {
+pub(crate) async fn download(engine: &Engine, id: &str, path: &str) -> Result<Option<Download>> {
     let mut body = engine.docker.download_from_container(
         id,
         Some(DownloadFromContainerOptions {
@@ -160,7 +160,7 @@ fn read_first_entry(
 
 /// What a path is, from `HEAD /containers/{id}/archive?path=`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stat {
+pub(crate) enum Stat {
     /// Nothing there (or no such container: the engine answers 404 for both).
     Absent,
     /// A directory.
@@ -172,7 +172,7 @@ pub enum Stat {
 }
 
 /// `HEAD /containers/{id}/archive?path=<path>`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn stat(engine: &Engine, id: &str, path: &str) -> Result<Stat> {
+pub(crate) async fn stat(engine: &Engine, id: &str, path: &str) -> Result<Stat> {
     match engine
         .docker
         .get_container_archive_info(
@@ -203,7 +203,7 @@ pub struct Owner {
 /// The tar bytes before a file's data: one directory entry per path in `dirs` (mode 0755, in
 /// order), then the file's header (`size` bytes, `mode`). Paths are absolute; entries are
 /// relative to `/`. Long names use GNU long-name entries. Errors: `E_INVALID_ARGUMENT`.
-pub fn tar_prefix(
+pub(crate) fn tar_prefix(
     dirs: &[String],
     file: &str,
     size: u64,
@@ -242,7 +242,7 @@ pub fn tar_prefix(
 }
 
 /// The bytes after `size` bytes of file data: padding to a 512-byte block, then the trailer.
-pub fn tar_suffix(size: u64) -> Vec<u8> {
+pub(crate) fn tar_suffix(size: u64) -> Vec<u8> {
     let rem = (size % TAR_BLOCK_BYTES as u64) as usize;
     let pad = if rem == 0 { 0 } else { TAR_BLOCK_BYTES - rem };
     vec![0u8; pad + TAR_TRAILER_BYTES]
@@ -253,7 +253,7 @@ pub fn tar_suffix(size: u64) -> Vec<u8> {
 /// [`UPLOAD_TIMEOUT_SECS`].
 ///
 /// Errors: the engine's failure as is (the caller decides on 404 and on refusals).
-pub async fn upload(
+pub(crate) async fn upload(
     engine: &Engine,
     id: &str,
     prefix: Vec<u8>,

@@ -19,7 +19,7 @@ const ENGINE_FILES: [&str; 3] = ["/etc/hosts", "/etc/hostname", "/etc/resolv.con
 
 /// The container a file call works on.
 #[derive(Clone, Copy)]
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     /// The engine.
     pub engine: &'a Engine,
     /// Full container id.
@@ -32,7 +32,7 @@ pub struct Target<'a> {
 
 /// What berth learned once per session about the container's filesystem.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FsContext {
+pub(crate) struct FsContext {
     /// The container user's numeric uid.
     pub uid: u64,
     /// The container user's numeric gid.
@@ -54,7 +54,7 @@ fn under(path: &str, mount: &str) -> bool {
 
 /// Parses `PROBE_SCRIPT`'s output: uid, gid, and the mount points of `/proc/mounts` that are
 /// neither `/` nor one of `reachable` (the container's volume and bind mount destinations).
-pub fn parse_probe(stdout: &str, reachable: &[String]) -> Option<FsContext> {
+pub(crate) fn parse_probe(stdout: &str, reachable: &[String]) -> Option<FsContext> {
     let mut lines = stdout.lines();
     let uid = lines.next()?.trim().parse().ok()?;
     let gid = lines.next()?.trim().parse().ok()?;
@@ -97,7 +97,7 @@ fn unescape_mount(s: &str) -> String {
 /// inspect alone (a stopped container, an image without `sh`/`id`), which a later call retries.
 ///
 /// `GET /containers/{id}/json`, then one exec. Errors: `E_SESSION_NOT_FOUND`, `E_ENGINE`.
-pub async fn probe(t: Target<'_>) -> Result<(FsContext, bool)> {
+pub(crate) async fn probe(t: Target<'_>) -> Result<(FsContext, bool)> {
     let c = container::inspect(t.engine, t.id)
         .await?
         .ok_or_else(|| gone(t))?;
@@ -155,7 +155,7 @@ pub async fn probe(t: Target<'_>) -> Result<(FsContext, bool)> {
 }
 
 /// `E_SESSION_NOT_FOUND` for the session `t` names.
-pub fn gone(t: Target<'_>) -> Error {
+pub(crate) fn gone(t: Target<'_>) -> Error {
     Error::SessionNotFound {
         session_id: t.session_id.to_string(),
         name: t.name.to_string(),

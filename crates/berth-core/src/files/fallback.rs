@@ -31,7 +31,7 @@ const STDERR_TAIL_BYTES: usize = 4096;
 
 /// What `$1` is, seen from inside the container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Nothing there.
     Absent,
     /// A directory.
@@ -72,7 +72,7 @@ fn failed(what: &str, path: &str, code: i64, stderr: &[u8]) -> Error {
 }
 
 /// What `path` is. Errors: `E_ENGINE` (the script failed, or the container is not running).
-pub async fn kind(engine: &Engine, id: &str, name: &str, path: &str) -> Result<Kind> {
+pub(crate) async fn kind(engine: &Engine, id: &str, name: &str, path: &str) -> Result<Kind> {
     let out = exec::exec(
         engine,
         id,
@@ -93,7 +93,7 @@ pub async fn kind(engine: &Engine, id: &str, name: &str, path: &str) -> Result<K
 
 /// Starts `cat -- <path>` as user 0; its stdout is the file. The caller checks the exit code
 /// at the end (see [`finish_read`]).
-pub async fn open(engine: &Engine, id: &str, name: &str, path: &str) -> Result<ExecProcess> {
+pub(crate) async fn open(engine: &Engine, id: &str, name: &str, path: &str) -> Result<ExecProcess> {
     let p = stream::spawn(
         engine,
         id,
@@ -108,7 +108,7 @@ pub async fn open(engine: &Engine, id: &str, name: &str, path: &str) -> Result<E
 }
 
 /// After a read's stdout ended: `Ok` when `cat` exited 0, else `E_ENGINE` with its stderr.
-pub async fn finish_read(p: &ExecProcess, path: &str) -> Result<()> {
+pub(crate) async fn finish_read(p: &ExecProcess, path: &str) -> Result<()> {
     let stderr = drain_stderr(p).await;
     match p.wait().await? {
         0 => Ok(()),
@@ -128,7 +128,7 @@ async fn drain_stderr(p: &ExecProcess) -> Vec<u8> {
 }
 
 /// Where a fallback write reads its data from.
-pub enum Source {
+pub(crate) enum Source {
     /// Bytes in memory.
     Bytes(Bytes),
     /// A spooled file, from its current position.
@@ -139,7 +139,7 @@ pub enum Source {
 /// `cancel` aborts it (`E_ABORTED`). Errors: `E_ENGINE` (the script failed: its stderr in the
 /// message), `E_ABORTED`, `E_ENGINE_UNAVAILABLE`.
 #[allow(clippy::too_many_arguments)]
-pub async fn write(
+pub(crate) async fn write(
     engine: &Engine,
     id: &str,
     name: &str,

@@ -33,9 +33,9 @@ pub use crate::files::spool::Spool;
 use crate::model::errors::{Error, Result};
 
 /// Mode of a written file unless the caller gives one.
-pub const DEFAULT_FILE_MODE: u32 = 0o644;
+pub(crate) const DEFAULT_FILE_MODE: u32 = 0o644;
 /// How many symbolic links a read follows before `E_INVALID_ARGUMENT`.
-pub const MAX_SYMLINK_HOPS: usize = 8;
+pub(crate) const MAX_SYMLINK_HOPS: usize = 8;
 const MEMORY_CHUNK_BYTES: usize = 64 * 1024;
 
 /// Checks and normalises a file path: absolute, no NUL, no `.` or `..` component, not `/`;
@@ -135,7 +135,7 @@ impl FileReader {
 /// `GET /containers/{id}/archive?path=` (or the exec fallback). Errors: `E_INVALID_ARGUMENT`
 /// (a bad path, a directory, a special file, a symlink loop), `E_SESSION_NOT_FOUND` (the
 /// container is gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn open(t: Target<'_>, ctx: &FsContext, path: &str) -> Result<Option<FileReader>> {
+pub(crate) async fn open(t: Target<'_>, ctx: &FsContext, path: &str) -> Result<Option<FileReader>> {
     let mut path = normalize_path("path", path)?;
     for _ in 0..=MAX_SYMLINK_HOPS {
         if ctx.needs_exec(&path) {
@@ -202,7 +202,7 @@ pub enum Data {
 /// `PUT /containers/{id}/archive?path=/` (or the exec fallback). Errors: `E_INVALID_ARGUMENT`
 /// (a bad path, a directory there, a parent that is not a directory), `E_SESSION_NOT_FOUND`,
 /// `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn write(
+pub(crate) async fn write(
     t: Target<'_>,
     ctx: &FsContext,
     path: &str,

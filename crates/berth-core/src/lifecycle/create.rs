@@ -34,7 +34,7 @@ use crate::{
 const OPERATION: &str = "createSession";
 
 /// Bytes of a failing setup command's stdout/stderr kept in the error (the tail).
-pub const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
+pub(crate) const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
 
 /// Creates session `spec.session_id`, starts it, runs its setup commands, marks it ready.
 ///
@@ -94,7 +94,7 @@ pub async fn create_session(
 /// Not raced against an abort signal: a dropped create could leave a container nobody knows.
 ///
 /// Errors: `E_SESSION_EXISTS` (name taken), `E_IMAGE_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn create_container(
+pub(crate) async fn create_container(
     engine: &Engine,
     spec: &CreateSpec,
     session_id: &str,
@@ -118,7 +118,7 @@ pub async fn create_container(
 
 /// Start, setup, readiness record (with the container's `labels`), creator's holder record
 /// (its volume name returned). Errors: `E_SETUP_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn finish(
+pub(crate) async fn finish(
     engine: &Engine,
     session: &Session,
     spec: &CreateSpec,
@@ -160,7 +160,7 @@ fn tail(bytes: &[u8]) -> String {
 }
 
 /// Removes what this call created; the first error stays first.
-pub async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
+pub(crate) async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
     match removal::remove_by_id(engine, id).await {
         Ok(_) => first,
         Err(cleanup_err) => {
@@ -237,12 +237,12 @@ async fn create_failure(
 
 /// The message of a create Podman refused (HTTP 500) while the name was free: the engine's
 /// own message plus how to fix a missing init binary, Podman's usual reason.
-pub fn with_init_hint(message: &str) -> String {
+pub(crate) fn with_init_hint(message: &str) -> String {
     format!("{message} (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)")
 }
 
 /// How long a create that lost the name waits for the holder to become inspectable, in milliseconds.
-pub const NAME_HOLDER_WAIT_MS: u64 = 2_000;
+pub(crate) const NAME_HOLDER_WAIT_MS: u64 = 2_000;
 
 fn exists(session_id: &str, f: &Facts) -> Error {
     Error::SessionExists {

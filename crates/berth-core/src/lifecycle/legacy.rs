@@ -120,7 +120,7 @@ pub async fn adopt_unlabelled(
 
 /// Whether two image references name the same repository and tag (or digest), after the
 /// engine's own normalisation of short names (see [`normalise_reference`]).
-pub fn same_reference(a: &str, b: &str) -> bool {
+pub(crate) fn same_reference(a: &str, b: &str) -> bool {
     !a.is_empty() && !b.is_empty() && normalise_reference(a) == normalise_reference(b)
 }
 
@@ -128,7 +128,7 @@ pub fn same_reference(a: &str, b: &str) -> bool {
 /// gets `docker.io/` (and `library/` when it has one path component), and a reference
 /// without tag or digest gets `:latest`. `busybox` → `docker.io/library/busybox:latest`;
 /// `registry.local:5000/team/agent:1` is unchanged.
-pub fn normalise_reference(image: &str) -> String {
+pub(crate) fn normalise_reference(image: &str) -> String {
     let qualified = if registry_of(image) == "docker.io" && !image.starts_with("docker.io/") {
         if image.contains('/') {
             format!("docker.io/{image}")

@@ -67,7 +67,7 @@ pub struct Listing {
 
 /// Ids of the managed containers in `scope`, any state (Podman's own state words included).
 /// `GET /containers/json?all=true&filters={"label":[...]}`.
-pub async fn managed_ids(engine: &Engine, scope: &Scope) -> Result<Vec<String>> {
+pub(crate) async fn managed_ids(engine: &Engine, scope: &Scope) -> Result<Vec<String>> {
     let list = list_by_labels(engine, &scope.filters()?).await?;
     Ok(list.into_iter().filter_map(|l| l.summary.id).collect())
 }
@@ -75,7 +75,10 @@ pub async fn managed_ids(engine: &Engine, scope: &Scope) -> Result<Vec<String>> 
 /// Inspects each managed container of `scope` and reads every record once; containers
 /// gone in between, and containers that only inherited berth's labels (see
 /// [`crate::ownership::provenance`]), are left out. Returns facts with their records.
-pub async fn survey(engine: &Engine, scope: &Scope) -> Result<Vec<(Facts, ContainerRecords)>> {
+pub(crate) async fn survey(
+    engine: &Engine,
+    scope: &Scope,
+) -> Result<Vec<(Facts, ContainerRecords)>> {
     let ids = managed_ids(engine, scope).await?;
     let mut by_id = records::group(records::list(engine, None).await?);
     let mut out = Vec::new();

@@ -67,7 +67,7 @@ pub async fn peek(
 impl PeekResult {
     /// The result for inspected facts and the readiness read from the records. Published
     /// ports are addresses reachable from this process (a remote engine's host, not 127.0.0.1).
-    pub fn from_facts(engine: &Engine, f: Facts, ready: bool) -> Self {
+    pub(crate) fn from_facts(engine: &Engine, f: Facts, ready: bool) -> Self {
         PeekResult {
             owner: f.owner().cloned(),
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),

@@ -42,10 +42,10 @@ const OPERATION: &str = "recreateSession";
 /// Test-only pause points: when this variable names a point (`after-rename`, `after-create`,
 /// `after-commit`), the recreation stops there for good, so that a test can SIGKILL the process
 /// at that step. Read only by berth's own tests; never set it in production.
-pub const TEST_PAUSE_ENV: &str = "BERTH_TEST_PAUSE_AT";
+pub(crate) const TEST_PAUSE_ENV: &str = "BERTH_TEST_PAUSE_AT";
 
 /// Grace period of the old container's stop once renamed aside, in milliseconds.
-pub const OLD_STOP_TIMEOUT_MS: u64 = 10_000;
+pub(crate) const OLD_STOP_TIMEOUT_MS: u64 = 10_000;
 
 /// What `recreateSession` is asked for.
 #[derive(Debug, Clone, Default)]
@@ -345,7 +345,7 @@ async fn roll_back(
 }
 
 /// What the new container is verified against: the spec's mounts, ports, writable paths, user.
-pub fn expect_of(spec: &CreateSpec) -> Expect {
+pub(crate) fn expect_of(spec: &CreateSpec) -> Expect {
     Expect {
         mounts: Some(spec.mounts.clone()),
         ports: Some(spec.ports.clone()),

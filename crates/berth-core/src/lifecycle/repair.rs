@@ -18,7 +18,7 @@ const FIX_WRITABLE: &str = r#"mkdir -p -- "$1" && chown -- "$2" "$1" && chmod u+
 /// Repairs the repairable `findings` of container `c`. A repair that fails is not an error:
 /// the next check reports the finding again. Errors (engine unreachable and the like):
 /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn repair(
+pub(crate) async fn repair(
     engine: &Engine,
     c: &Inspected,
     findings: &[Finding],

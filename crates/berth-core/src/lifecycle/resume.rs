@@ -303,7 +303,7 @@ async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
 /// A field without a digest label counts as drifted (it cannot be confirmed). Engine
 /// call: `GET /images/{reference}/json`, only when the image reference's digest differs.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn drifted(
+pub(crate) async fn drifted(
     engine: &Engine,
     facts: &Facts,
     labels: &ManagedLabels,

@@ -34,7 +34,7 @@ pub struct Template {
 /// commits `docker.io/library/berth-template:<key>` (or `localhost/...`), and its label
 /// filters do not combine as Docker's do.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn list(engine: &Engine, labels: &[(String, String)]) -> Result<Vec<Template>> {
+pub(crate) async fn list(engine: &Engine, labels: &[(String, String)]) -> Result<Vec<Template>> {
     let images = engine
         .docker
         .list_images(None::<ListImagesOptions>)
@@ -84,7 +84,7 @@ pub enum Removal {
 ///
 /// `DELETE /images/berth-template:<key>`; 409 means in use, 404 absent.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
+pub(crate) async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
     validate_key(key)?;
     match engine
         .docker

@@ -21,7 +21,7 @@ use crate::model::errors::{Error, Result};
 use crate::model::findings::{self, code, Finding, Kind};
 use crate::model::naming::{container_name, DEFAULT_PREFIX};
 use crate::model::spec::{validate_prefix, validate_session_id, validate_writable_paths};
-pub use crate::model::verification::{Expect, Verification};
+pub(crate) use crate::model::verification::{Expect, Verification};
 use crate::ownership::provenance::not_berth_made;
 use crate::ownership::records;
 use crate::ownership::replacement::{absent, settle_name};
@@ -86,7 +86,7 @@ pub async fn verify_session(
 }
 
 /// Checks `expect`'s values before any engine call (`E_INVALID_ARGUMENT`, fields as `spec.<name>`).
-pub fn validate_expect(expect: &Expect) -> Result<()> {
+pub(crate) fn validate_expect(expect: &Expect) -> Result<()> {
     validate_writable_paths("spec.writablePaths", &expect.writable_paths)?;
     for (i, m) in expect.mounts.iter().flatten().enumerate() {
         if !m.source.starts_with('/') {
@@ -109,7 +109,7 @@ pub fn validate_expect(expect: &Expect) -> Result<()> {
 /// Verifies the container `target` (a name or an id) of session `session_id`, named `name`;
 /// with `repair`, repairs and verifies again, and rejects with `E_VERIFY_FAILED` when a hard
 /// finding is left. Errors: `E_SESSION_NOT_FOUND`, `E_VERIFY_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn verify(
+pub(crate) async fn verify(
     engine: &Engine,
     target: &str,
     session_id: &str,
@@ -175,7 +175,7 @@ fn reject_hard(v: Verification, session_id: &str, name: &str) -> Result<Verifica
 /// Identity findings end the pass: nothing is probed in a container that is not ours.
 /// Errors: `E_SESSION_NOT_FOUND`, `E_SESSION_BUSY` (`recreating`: looked up by name, the
 /// container answered under another one), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn check(
+pub(crate) async fn check(
     engine: &Engine,
     target: &str,
     session_id: &str,
@@ -310,7 +310,7 @@ async fn identity_findings(
 }
 
 /// Runs `argv` (as `user`, or the container's user) and returns its exit code and stdout.
-pub async fn run(
+pub(crate) async fn run(
     engine: &Engine,
     f: &Facts,
     argv: &[&str],
@@ -332,7 +332,7 @@ pub async fn run(
 }
 
 /// Deadline of each verify and repair exec, in milliseconds.
-pub const EXEC_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const EXEC_TIMEOUT_MS: u64 = 30_000;
 
 /// The writable probe: a constant script; the path and a random token are its arguments.
 const PROBE: &str = r#"d="$1"; t="$2"; [ -d "$d" ] || exit 3; f="$d/.berth-probe-$t"; printf %s "$t" > "$f" 2>/dev/null || exit 4; r="$(cat "$f" 2>/dev/null)"; rm -f "$f"; [ "$r" = "$t" ] || exit 4"#;

@@ -436,7 +436,7 @@ impl Error {
 }
 
 /// Standard base64 (RFC 4648, with padding), used for byte fields in error details.
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }

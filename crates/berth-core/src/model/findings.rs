@@ -143,7 +143,7 @@ impl Finding {
 }
 
 /// The finding for a SPEC §8 container state, if any.
-pub fn state_finding(state: &str, raw: &str) -> Option<Finding> {
+pub(crate) fn state_finding(state: &str, raw: &str) -> Option<Finding> {
     match state {
         "running" => None,
         "paused" => Some(Finding::repairable(
@@ -165,7 +165,7 @@ pub fn state_finding(state: &str, raw: &str) -> Option<Finding> {
 /// finding naming every differing key (`field: labels.<first key>`): a recorded label missing
 /// or changed, or a berth label (`dev.berth.*`) not recorded. Other extra labels are not
 /// counted: the engine merges the image's labels into the container's.
-pub fn label_findings(
+pub(crate) fn label_findings(
     recorded: &HashMap<String, String>,
     now: &HashMap<String, String>,
 ) -> Option<Finding> {
@@ -193,7 +193,7 @@ pub fn label_findings(
 
 /// Compares each spec mount with the container's mounts (inspect `Mounts`) and tmpfs mounts
 /// (`HostConfig.Tmpfs` targets).
-pub fn mount_findings(
+pub(crate) fn mount_findings(
     expected: &[Mount],
     mounts: &[MountPoint],
     tmpfs: &BTreeMap<String, String>,
@@ -285,7 +285,7 @@ pub fn mount_findings(
 
 /// Whether container path `path` lies on something read-only: the mount covering it (the
 /// longest destination that is `path` or a parent of it), or the root filesystem.
-pub fn read_only_at(path: &str, mounts: &[MountPoint], read_only_root: bool) -> bool {
+pub(crate) fn read_only_at(path: &str, mounts: &[MountPoint], read_only_root: bool) -> bool {
     let covers = |dest: &str| {
         let d = dest.trim_end_matches('/');
         d.is_empty() || path == d || path.starts_with(&format!("{d}/"))
@@ -299,14 +299,14 @@ pub fn read_only_at(path: &str, mounts: &[MountPoint], read_only_root: bool) -> 
 }
 
 /// Exit code of the writable probe when the directory is missing.
-pub const PROBE_MISSING: i64 = 3;
+pub(crate) const PROBE_MISSING: i64 = 3;
 /// Exit code of the writable probe when the file cannot be written or read back (the
 /// probe's other failures; named for the tests).
 #[cfg(test)]
-pub const PROBE_DENIED: i64 = 4;
+pub(crate) const PROBE_DENIED: i64 = 4;
 
 /// The finding for a writable path's probe exit code (`index` into `writablePaths`).
-pub fn writable_finding(
+pub(crate) fn writable_finding(
     path: &str,
     index: usize,
     exit_code: i64,
@@ -338,7 +338,10 @@ pub fn writable_finding(
 }
 
 /// Spec ports without a published host port (`published`: `"8080/tcp"` -> address).
-pub fn port_findings(expected: &[u16], published: &BTreeMap<String, String>) -> Vec<Finding> {
+pub(crate) fn port_findings(
+    expected: &[u16],
+    published: &BTreeMap<String, String>,
+) -> Vec<Finding> {
     expected
         .iter()
         .enumerate()

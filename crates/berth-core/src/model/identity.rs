@@ -64,7 +64,7 @@ impl Owner {
 }
 
 /// This process's identity, read once. `None` where the platform gives no host id or start time.
-pub fn current() -> Option<&'static Owner> {
+pub(crate) fn current() -> Option<&'static Owner> {
     static CURRENT: OnceLock<Option<Owner>> = OnceLock::new();
     CURRENT
         .get_or_init(|| {

@@ -13,35 +13,35 @@ use crate::model::identity::Owner;
 use crate::model::spec::CreateSpec;
 
 /// Every berth label key starts with this; callers may not set keys under it.
-pub const LABEL_NAMESPACE: &str = "dev.berth.";
+pub(crate) const LABEL_NAMESPACE: &str = "dev.berth.";
 /// Schema version of the labels below.
-pub const SCHEMA: &str = "dev.berth.schema";
+pub(crate) const SCHEMA: &str = "dev.berth.schema";
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: &str = "1";
+pub(crate) const SCHEMA_VERSION: &str = "1";
 /// `"true"` on every berth-managed container.
-pub const MANAGED: &str = "dev.berth.managed";
+pub(crate) const MANAGED: &str = "dev.berth.managed";
 /// The exact session id (well-formed UTF-16, so any JS session id round-trips).
-pub const SESSION_ID: &str = "dev.berth.session-id";
+pub(crate) const SESSION_ID: &str = "dev.berth.session-id";
 /// The raw name prefix.
-pub const PREFIX: &str = "dev.berth.prefix";
+pub(crate) const PREFIX: &str = "dev.berth.prefix";
 /// Owner host id (machine id + boot id + pid namespace, hashed).
-pub const OWNER_HOST_ID: &str = "dev.berth.owner.host-id";
+pub(crate) const OWNER_HOST_ID: &str = "dev.berth.owner.host-id";
 /// Owner process id.
-pub const OWNER_PID: &str = "dev.berth.owner.pid";
+pub(crate) const OWNER_PID: &str = "dev.berth.owner.pid";
 /// Owner process start time, in clock ticks since boot.
-pub const OWNER_START_TIME: &str = "dev.berth.owner.start-time";
+pub(crate) const OWNER_START_TIME: &str = "dev.berth.owner.start-time";
 /// Owner per-process random instance id.
-pub const OWNER_INSTANCE_ID: &str = "dev.berth.owner.instance-id";
+pub(crate) const OWNER_INSTANCE_ID: &str = "dev.berth.owner.instance-id";
 /// The berth version that created the container.
-pub const VERSION: &str = "dev.berth.version";
+pub(crate) const VERSION: &str = "dev.berth.version";
 /// Creation time, RFC 3339 UTC, millisecond precision.
-pub const CREATED_AT: &str = "dev.berth.created-at";
+pub(crate) const CREATED_AT: &str = "dev.berth.created-at";
 /// Random salt (32 hex chars) for the digests below.
-pub const DIGEST_SALT: &str = "dev.berth.digest.salt";
+pub(crate) const DIGEST_SALT: &str = "dev.berth.digest.salt";
 /// Prefix of the per-field digest labels (`dev.berth.digest.image`, ...).
-pub const DIGEST_PREFIX: &str = "dev.berth.digest.";
+pub(crate) const DIGEST_PREFIX: &str = "dev.berth.digest.";
 /// The spec fields that get a digest, in label order.
-pub const DIGEST_FIELDS: [&str; 8] = [
+pub(crate) const DIGEST_FIELDS: [&str; 8] = [
     "image",
     "env",
     "workDir",
@@ -53,13 +53,13 @@ pub const DIGEST_FIELDS: [&str; 8] = [
 ];
 
 /// Labels that mark an engine-side record (volume) belonging to a container.
-pub const RECORD_KIND: &str = "dev.berth.record";
+pub(crate) const RECORD_KIND: &str = "dev.berth.record";
 /// The container id a record belongs to.
-pub const RECORD_CONTAINER_ID: &str = "dev.berth.container-id";
+pub(crate) const RECORD_CONTAINER_ID: &str = "dev.berth.container-id";
 
 /// The berth labels of one managed container, decoded.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ManagedLabels {
+pub(crate) struct ManagedLabels {
     /// Schema version found.
     pub schema: String,
     /// The exact session id.
@@ -75,7 +75,7 @@ pub struct ManagedLabels {
 }
 
 /// The labels to create a container with: caller labels first, then berth's.
-pub fn encode(
+pub(crate) fn encode(
     spec: &CreateSpec,
     session_id: &str,
     prefix: &str,
@@ -107,7 +107,7 @@ pub fn encode(
 }
 
 /// The caller's labels of a label map: every key outside berth's namespace [`LABEL_NAMESPACE`].
-pub fn caller_labels(all: &HashMap<String, String>) -> HashMap<String, String> {
+pub(crate) fn caller_labels(all: &HashMap<String, String>) -> HashMap<String, String> {
     all.iter()
         .filter(|(k, _)| !k.starts_with(LABEL_NAMESPACE))
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -117,7 +117,7 @@ pub fn caller_labels(all: &HashMap<String, String>) -> HashMap<String, String> {
 /// Decodes berth's labels. `None` when the container is not managed by berth (or the
 /// managed marker or session id is missing). A managed container whose owner labels
 /// are partial or malformed decodes with `owner: None` (liveness `unknown`).
-pub fn decode(labels: &HashMap<String, String>) -> Option<ManagedLabels> {
+pub(crate) fn decode(labels: &HashMap<String, String>) -> Option<ManagedLabels> {
     if labels.get(MANAGED).map(String::as_str) != Some("true") {
         return None;
     }
@@ -150,7 +150,7 @@ pub fn decode(labels: &HashMap<String, String>) -> Option<ManagedLabels> {
 }
 
 /// The salted digest of one spec field (`image`, `env`, ...), 64 hex chars.
-pub fn field_digest(salt: &str, field: &str, spec: &CreateSpec) -> String {
+pub(crate) fn field_digest(salt: &str, field: &str, spec: &CreateSpec) -> String {
     let canonical = match field {
         "image" => json!(spec.image),
         "env" => json!(spec.env),

@@ -9,7 +9,7 @@
 pub const DEFAULT_PREFIX: &str = "berth";
 
 /// The default prefix of the scheme berth reproduces (and of the drop-in module).
-pub const LEGACY_DEFAULT_PREFIX: &str = "please";
+pub(crate) const LEGACY_DEFAULT_PREFIX: &str = "please";
 
 const FNV_OFFSET_BASIS: u32 = 0x811c_9dc5;
 const FNV_PRIME: u32 = 0x0100_0193;
@@ -46,7 +46,7 @@ pub fn container_name(session_id: &[u16], prefix: Option<&[u16]>) -> String {
 
 /// The container name for a Rust string (no lone surrogates possible); for tests.
 #[cfg(test)]
-pub fn container_name_str(session_id: &str, prefix: Option<&str>) -> String {
+pub(crate) fn container_name_str(session_id: &str, prefix: Option<&str>) -> String {
     let id: Vec<u16> = session_id.encode_utf16().collect();
     let p: Option<Vec<u16>> = prefix.map(|p| p.encode_utf16().collect());
     container_name(&id, p.as_deref())

@@ -6,15 +6,15 @@ use crate::model::errors::{Error, Result};
 use crate::model::labels::LABEL_NAMESPACE;
 
 /// Smallest CPU limit the engine honours, in CPUs (its `NanoCpus` granularity).
-pub const MIN_CPUS: f64 = 0.01;
+pub(crate) const MIN_CPUS: f64 = 0.01;
 /// Largest CPU limit accepted, in CPUs.
-pub const MAX_CPUS: f64 = 1024.0;
+pub(crate) const MAX_CPUS: f64 = 1024.0;
 
 /// Longest session id accepted, in UTF-16 code units.
-pub const MAX_SESSION_ID_UNITS: usize = 256;
+pub(crate) const MAX_SESSION_ID_UNITS: usize = 256;
 
 /// The default keep-alive entrypoint: sleeps for about 68 years under the init process.
-pub const DEFAULT_ENTRYPOINT: [&str; 2] = ["sleep", "2147483647"];
+pub(crate) const DEFAULT_ENTRYPOINT: [&str; 2] = ["sleep", "2147483647"];
 
 /// A bind mount of a host path into the container.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -212,7 +212,7 @@ impl CreateSpec {
 }
 
 /// Session ids: 1 to 256 UTF-16 code units, no control characters, no lone surrogates.
-pub fn validate_session_id(units: &[u16]) -> Result<String> {
+pub(crate) fn validate_session_id(units: &[u16]) -> Result<String> {
     if units.is_empty() || units.len() > MAX_SESSION_ID_UNITS {
         return Err(Error::invalid(
             "sessionId",
@@ -237,7 +237,7 @@ pub fn validate_session_id(units: &[u16]) -> Result<String> {
 }
 
 /// Prefixes: at most 64 UTF-16 code units, well-formed, no control characters.
-pub fn validate_prefix(units: &[u16]) -> Result<String> {
+pub(crate) fn validate_prefix(units: &[u16]) -> Result<String> {
     if units.len() > 64 {
         return Err(Error::invalid(
             "prefix",
@@ -259,7 +259,7 @@ pub fn validate_prefix(units: &[u16]) -> Result<String> {
 /// `[domain[:port]/]path[/path...][:tag][@algorithm:hex]`, path components lowercase
 /// alphanumerics joined by `.`, `_`, `__` or runs of `-`; tags `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
 /// Anything else is `E_INVALID_ARGUMENT` here rather than the engine's 400.
-pub fn validate_image(image: &str) -> Result<()> {
+pub(crate) fn validate_image(image: &str) -> Result<()> {
     let bad = |why: &str| Err(Error::invalid("image", format!("{why} (got {image:?})")));
     if image.trim().is_empty() {
         return Err(Error::invalid(
@@ -375,7 +375,7 @@ fn valid_path_component(c: &str) -> bool {
 }
 
 /// Environment maps: keys non-empty, without `=` or NUL; values without NUL. Never echoes a value.
-pub fn validate_env(field: &str, env: &BTreeMap<String, String>) -> Result<()> {
+pub(crate) fn validate_env(field: &str, env: &BTreeMap<String, String>) -> Result<()> {
     for (k, v) in env {
         if k.is_empty() || k.contains('=') || k.contains('\0') {
             return Err(Error::invalid(
@@ -394,7 +394,7 @@ pub fn validate_env(field: &str, env: &BTreeMap<String, String>) -> Result<()> {
 }
 
 /// Users: `name`, `uid`, `name:group` or `uid:gid`, no whitespace.
-pub fn validate_user(user: &str) -> Result<()> {
+pub(crate) fn validate_user(user: &str) -> Result<()> {
     if user.is_empty()
         || user.chars().any(|c| c.is_whitespace() || c.is_control())
         || user.matches(':').count() > 1
@@ -408,7 +408,7 @@ pub fn validate_user(user: &str) -> Result<()> {
 }
 
 /// Argv lists: at least one element, the first non-empty, no NUL anywhere.
-pub fn validate_argv(field: &str, argv: &[String]) -> Result<()> {
+pub(crate) fn validate_argv(field: &str, argv: &[String]) -> Result<()> {
     if argv.first().is_none_or(|a| a.is_empty()) {
         return Err(Error::invalid(
             field,
@@ -422,7 +422,7 @@ pub fn validate_argv(field: &str, argv: &[String]) -> Result<()> {
 }
 
 /// Container paths: absolute, no NUL.
-pub fn validate_container_path(field: &str, path: &str) -> Result<()> {
+pub(crate) fn validate_container_path(field: &str, path: &str) -> Result<()> {
     if !path.starts_with('/') || path.contains('\0') {
         return Err(Error::invalid(
             field,
@@ -451,7 +451,7 @@ pub fn validate_writable_paths(field: &str, paths: &[String]) -> Result<()> {
 }
 
 /// Ports: 1..=65535.
-pub fn validate_port(field: &str, port: i64) -> Result<u16> {
+pub(crate) fn validate_port(field: &str, port: i64) -> Result<u16> {
     u16::try_from(port)
         .ok()
         .filter(|p| *p != 0)

@@ -8,7 +8,7 @@ use crate::ownership::removal::remove_by_id;
 static PENDING: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
 /// Remembers that container `id` on `engine` still has to be removed.
-pub fn defer(engine: &Engine, id: &str) {
+pub(crate) fn defer(engine: &Engine, id: &str) {
     let mut p = PENDING.lock().expect("cleanup list poisoned");
     if !p.iter().any(|(e, i)| e == &engine.endpoint && i == id) {
         p.push((engine.endpoint.clone(), id.to_string()));
@@ -16,7 +16,7 @@ pub fn defer(engine: &Engine, id: &str) {
 }
 
 /// Retries every deferred removal on `engine`; those that fail again stay deferred.
-pub async fn retry_pending(engine: &Engine) {
+pub(crate) async fn retry_pending(engine: &Engine) {
     let mine: Vec<String> = {
         let mut p = PENDING.lock().expect("cleanup list poisoned");
         let (mine, rest): (Vec<_>, Vec<_>) = p.drain(..).partition(|(e, _)| e == &engine.endpoint);

@@ -18,7 +18,7 @@ use crate::ownership::records;
 /// volume name, or `None` where this platform gives the process no identity (nothing
 /// could judge such a record). `extra`: the container's caller labels, copied onto it.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn register(
+pub(crate) async fn register(
     engine: &Engine,
     container_id: &str,
     role: Role,
@@ -36,13 +36,13 @@ pub async fn register(
 
 /// Drops this handle's own record `name` (never anyone else's). `DELETE /volumes/{name}`;
 /// absent counts as done. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn release(engine: &Engine, name: &str) -> Result<()> {
+pub(crate) async fn release(engine: &Engine, name: &str) -> Result<()> {
     records::delete(engine, name).await
 }
 
 /// The outcome of a duty claim.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Claim {
+pub(crate) enum Claim {
     /// This process holds generation `n` now; the record's volume name.
     Won(String),
     /// Another claimant created that generation first (`None` when its record is unreadable).
@@ -55,7 +55,7 @@ pub enum Claim {
 /// token; the engine answers an existing name with the first creator's labels, so the
 /// claim is won exactly when the token read back is this one.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn claim_duty(
+pub(crate) async fn claim_duty(
     engine: &Engine,
     container_id: &str,
     generation: u64,

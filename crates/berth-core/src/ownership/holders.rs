@@ -21,28 +21,28 @@ use crate::model::identity::{liveness, Liveness, Owner};
 use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 
 /// Schema version of a record's labels.
-pub const RECORD_SCHEMA: &str = "dev.berth.record.schema";
+pub(crate) const RECORD_SCHEMA: &str = "dev.berth.record.schema";
 /// The record schema this build writes and fully trusts.
-pub const RECORD_SCHEMA_VERSION: &str = "1";
+pub(crate) const RECORD_SCHEMA_VERSION: &str = "1";
 /// `creator`, `adopter` or `inheritor`.
-pub const ROLE: &str = "dev.berth.holder.role";
+pub(crate) const ROLE: &str = "dev.berth.holder.role";
 /// Holder host id (machine id + boot id + pid namespace, hashed).
-pub const HOST_ID: &str = "dev.berth.holder.host-id";
+pub(crate) const HOST_ID: &str = "dev.berth.holder.host-id";
 /// Holder process id.
-pub const PID: &str = "dev.berth.holder.pid";
+pub(crate) const PID: &str = "dev.berth.holder.pid";
 /// Holder process start time, in clock ticks since boot.
-pub const START_TIME: &str = "dev.berth.holder.start-time";
+pub(crate) const START_TIME: &str = "dev.berth.holder.start-time";
 /// Holder per-process random instance id.
-pub const INSTANCE_ID: &str = "dev.berth.holder.instance-id";
+pub(crate) const INSTANCE_ID: &str = "dev.berth.holder.instance-id";
 /// Random token of this record (32 hex chars): whose create made the volume.
-pub const TOKEN: &str = "dev.berth.holder.token";
+pub(crate) const TOKEN: &str = "dev.berth.holder.token";
 /// Duty generation (decimal, from 1) of a duty record.
-pub const GENERATION: &str = "dev.berth.duty.generation";
+pub(crate) const GENERATION: &str = "dev.berth.duty.generation";
 
 /// `dev.berth.record` value of a holder record.
-pub const KIND_HOLDER: &str = "holder";
+pub(crate) const KIND_HOLDER: &str = "holder";
 /// `dev.berth.record` value of a duty record.
-pub const KIND_DUTY: &str = "duty";
+pub(crate) const KIND_DUTY: &str = "duty";
 
 /// How a holder came to hold a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,23 +127,23 @@ impl Record {
 }
 
 /// `berth-holder-<container id>-<token>`.
-pub fn holder_volume(container_id: &str, token: &str) -> String {
+pub(crate) fn holder_volume(container_id: &str, token: &str) -> String {
     format!("berth-holder-{container_id}-{token}")
 }
 
 /// `berth-duty-<container id>-<generation>`.
-pub fn duty_volume(container_id: &str, generation: u64) -> String {
+pub(crate) fn duty_volume(container_id: &str, generation: u64) -> String {
     format!("berth-duty-{container_id}-{generation}")
 }
 
 /// A fresh random record token (32 hex chars).
-pub fn new_token() -> String {
+pub(crate) fn new_token() -> String {
     hex::encode(rand::random::<[u8; 16]>())
 }
 
 /// The labels of a new record. `extra` (the container's caller labels, outside berth's
 /// namespace) are copied so that records can be found by the same labels as their container.
-pub fn encode(
+pub(crate) fn encode(
     container_id: &str,
     role: Role,
     holder: &Owner,
@@ -174,7 +174,7 @@ pub fn encode(
 }
 
 /// The duty generation a volume name claims for `container_id`, when it is a duty record name.
-pub fn generation_of(volume: &str, container_id: &str) -> Option<u64> {
+pub(crate) fn generation_of(volume: &str, container_id: &str) -> Option<u64> {
     let rest = volume
         .strip_prefix("berth-duty-")?
         .strip_prefix(container_id)?;
@@ -189,7 +189,7 @@ pub fn generation_of(volume: &str, container_id: &str) -> Option<u64> {
 /// Reads a volume as a record. `None` when it is not a holder or duty record (no berth
 /// record kind, or another kind such as `ready`); a record of ours that does not parse
 /// completely comes back with `hold: Err(reason)`.
-pub fn decode(volume: &str, labels: &HashMap<String, String>) -> Option<Record> {
+pub(crate) fn decode(volume: &str, labels: &HashMap<String, String>) -> Option<Record> {
     let kind = labels.get(RECORD_KIND)?;
     let by_name = (kind == KIND_HOLDER && volume.starts_with("berth-holder-"))
         || (kind == KIND_DUTY && volume.starts_with("berth-duty-"));
@@ -267,7 +267,7 @@ pub fn decode(volume: &str, labels: &HashMap<String, String>) -> Option<Record> 
 
 /// Who has the duty to remove a container now: the highest duty generation, or the creator.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Duty<'a> {
+pub(crate) enum Duty<'a> {
     /// No take-over happened: the creator from the labels (`None` when they do not parse).
     Creator(Option<&'a Owner>),
     /// The record of the highest generation (refused records included: then `unknown`).
@@ -302,7 +302,7 @@ impl<'a> Duty<'a> {
 }
 
 /// The current duty of a container given its creator and its records.
-pub fn duty<'a>(creator: Option<&'a Owner>, records: &'a [Record]) -> Duty<'a> {
+pub(crate) fn duty<'a>(creator: Option<&'a Owner>, records: &'a [Record]) -> Duty<'a> {
     records
         .iter()
         .filter(|r| r.duty_generation.is_some())
@@ -313,7 +313,7 @@ pub fn duty<'a>(creator: Option<&'a Owner>, records: &'a [Record]) -> Duty<'a> {
 
 /// What the reaper decides about one managed container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Leave it; the reason is stable (`owner-alive`, `owner-unknown`, `held`).
     Keep(&'static str),
     /// Remove it; the reason is stable (`owner-dead`, `incomplete`).
@@ -322,7 +322,7 @@ pub enum Verdict {
 
 /// The orphan rule (SPEC §3): reap when the duty holder is dead (never unknown) and no
 /// other record is alive or unknown; a dead owner's unready container is `incomplete`.
-pub fn verdict(
+pub(crate) fn verdict(
     ready: bool,
     creator: Option<&Owner>,
     records: &[Record],
@@ -353,7 +353,7 @@ pub fn verdict(
 
 /// The first live or unknown holder other than `me` (the creator and the duty holder
 /// included), for `exclusive` resumes. `None` when only `me` and the dead hold it.
-pub fn other_holder<'a>(
+pub(crate) fn other_holder<'a>(
     creator: Option<&'a Owner>,
     records: &'a [Record],
     me: &Owner,

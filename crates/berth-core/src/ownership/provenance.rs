@@ -18,7 +18,7 @@ use crate::model::naming::container_name;
 /// commit, not written by berth at create). An image that is gone cannot be compared and
 /// does not count against the container. Engine call: `GET /images/{id}/json`.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn not_berth_made(
+pub(crate) async fn not_berth_made(
     engine: &Engine,
     c: &ContainerInspectResponse,
     f: &Facts,

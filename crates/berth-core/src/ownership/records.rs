@@ -19,7 +19,7 @@ use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 use crate::ownership::holders::{self, Record};
 
 /// `dev.berth.record` value of the readiness record.
-pub const KIND_READY: &str = "ready";
+pub(crate) const KIND_READY: &str = "ready";
 
 fn ready_volume(container_id: &str) -> String {
     format!("berth-ready-{container_id}")
@@ -27,13 +27,13 @@ fn ready_volume(container_id: &str) -> String {
 
 /// Label of the readiness record holding the container's labels at creation (a JSON object),
 /// which `verify` compares with the container's labels now.
-pub const CREATION_LABELS: &str = "dev.berth.record.labels";
+pub(crate) const CREATION_LABELS: &str = "dev.berth.record.labels";
 
 /// Marks the container's setup as finished. `POST /volumes/create`. `container_labels` are
 /// every label the container was created with: its caller labels are copied onto the record
 /// (keys under `dev.berth.` are skipped) and the whole set is recorded as JSON under
 /// [`CREATION_LABELS`].
-pub async fn mark_ready(
+pub(crate) async fn mark_ready(
     engine: &Engine,
     container_id: &str,
     container_labels: &HashMap<String, String>,
@@ -59,7 +59,7 @@ pub async fn mark_ready(
 
 /// Whether the container's setup finished. `GET /volumes/{name}`; a volume of that name
 /// not labelled for this container does not count.
-pub async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
+pub(crate) async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
     match engine
         .docker
         .inspect_volume(&ready_volume(container_id))
@@ -75,7 +75,7 @@ pub async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
 /// seen ready is answered from memory, without a request. Readiness is written once, after
 /// setup, and its record goes only with the container, whose id is never reused; so while
 /// the container exists, "ready" stays true. "Not ready" is always asked again.
-pub async fn is_ready_while_present(engine: &Engine, container_id: &str) -> Result<bool> {
+pub(crate) async fn is_ready_while_present(engine: &Engine, container_id: &str) -> Result<bool> {
     let key = format!("{}\n{container_id}", engine.endpoint);
     if seen_ready().lock().is_ok_and(|seen| seen.contains(&key)) {
         return Ok(true);
@@ -106,7 +106,7 @@ const SEEN_READY_MAX: usize = 4096;
 /// (or it is not labelled for this container), else the labels recorded at creation (`None`
 /// inside for a record written before they were recorded). `GET /volumes/{name}`.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn creation_record(
+pub(crate) async fn creation_record(
     engine: &Engine,
     container_id: &str,
 ) -> Result<Option<Option<HashMap<String, String>>>> {
@@ -139,7 +139,7 @@ fn is_ready_record(name: &str, labels: &HashMap<String, String>, container_id: &
 /// answers 500 "volume already exists" when two creates of one name race) is answered by
 /// `GET /volumes/{name}`: the refusal counts as "taken" only when the volume is there,
 /// never by the message text.
-pub async fn create(
+pub(crate) async fn create(
     engine: &Engine,
     name: &str,
     labels: HashMap<String, String>,
@@ -163,7 +163,7 @@ pub async fn create(
 }
 
 /// Deletes record `name`; absent counts as done. `DELETE /volumes/{name}`.
-pub async fn delete(engine: &Engine, name: &str) -> Result<()> {
+pub(crate) async fn delete(engine: &Engine, name: &str) -> Result<()> {
     match engine
         .docker
         .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>)
@@ -177,7 +177,7 @@ pub async fn delete(engine: &Engine, name: &str) -> Result<()> {
 
 /// Every berth record volume (of one container when `container_id` is given), as
 /// `(name, labels)`. `GET /volumes?filters={"label":["dev.berth.record", ...]}`.
-pub async fn list(
+pub(crate) async fn list(
     engine: &Engine,
     container_id: Option<&str>,
 ) -> Result<Vec<(String, HashMap<String, String>)>> {
@@ -211,7 +211,7 @@ pub async fn list(
 
 /// What the records say about one container: readiness and its holder and duty records.
 #[derive(Debug, Clone, Default)]
-pub struct ContainerRecords {
+pub(crate) struct ContainerRecords {
     /// Whether the readiness record exists.
     pub ready: bool,
     /// Holder and duty records (refused ones included).
@@ -221,7 +221,9 @@ pub struct ContainerRecords {
 }
 
 /// Groups record volumes by the container id they name.
-pub fn group(volumes: Vec<(String, HashMap<String, String>)>) -> HashMap<String, ContainerRecords> {
+pub(crate) fn group(
+    volumes: Vec<(String, HashMap<String, String>)>,
+) -> HashMap<String, ContainerRecords> {
     let mut by_id: HashMap<String, ContainerRecords> = HashMap::new();
     for (name, labels) in volumes {
         let Some(id) = labels.get(RECORD_CONTAINER_ID).cloned() else {
@@ -239,14 +241,14 @@ pub fn group(volumes: Vec<(String, HashMap<String, String>)>) -> HashMap<String,
 }
 
 /// The records of one container. `GET /volumes?filters=...`.
-pub async fn of_container(engine: &Engine, container_id: &str) -> Result<ContainerRecords> {
+pub(crate) async fn of_container(engine: &Engine, container_id: &str) -> Result<ContainerRecords> {
     let all = list(engine, Some(container_id)).await?;
     Ok(group(all).remove(container_id).unwrap_or_default())
 }
 
 /// Removes every record of a removed container (readiness, holders, duty generations).
 /// `GET /volumes?filters=...`, then `DELETE /volumes/{name}` each; absent counts as done.
-pub async fn remove_records(engine: &Engine, container_id: &str) -> Result<()> {
+pub(crate) async fn remove_records(engine: &Engine, container_id: &str) -> Result<()> {
     let mut names: Vec<String> = list(engine, Some(container_id))
         .await?
         .into_iter()

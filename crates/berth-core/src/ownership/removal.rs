@@ -11,7 +11,7 @@ use crate::ownership::records;
 /// volumes that name `id` (see [`records::remove_records`]).
 /// Errors: `E_ENGINE` / `E_ENGINE_UNAVAILABLE`; the container is then still there, or its
 /// records are.
-pub async fn remove_by_id(engine: &Engine, id: &str) -> Result<Removal> {
+pub(crate) async fn remove_by_id(engine: &Engine, id: &str) -> Result<Removal> {
     let outcome = remove_container(engine, id).await?;
     records::remove_records(engine, id).await?;
     Ok(outcome)

@@ -43,7 +43,7 @@ fn anonymous(name: &str) -> bool {
 
 /// The old container's named volumes, mounted again at their targets unless the spec
 /// mounts something there.
-pub fn carried_volumes(old: &Inspected, spec: &CreateSpec) -> Vec<EngineMount> {
+pub(crate) fn carried_volumes(old: &Inspected, spec: &CreateSpec) -> Vec<EngineMount> {
     old.mounts
         .iter()
         .flatten()
@@ -61,7 +61,7 @@ pub fn carried_volumes(old: &Inspected, spec: &CreateSpec) -> Vec<EngineMount> {
 }
 
 /// What replacing `old` loses and keeps.
-pub fn lost_and_kept(old: &Inspected) -> Replaced {
+pub(crate) fn lost_and_kept(old: &Inspected) -> Replaced {
     let mut lost = vec![
         item("writable-layer", None, None),
         item("processes", None, None),

@@ -31,36 +31,36 @@ use crate::ownership::records;
 use crate::ownership::removal::remove_by_id;
 
 /// `dev.berth.record` value of the lock and journal record.
-pub const KIND_REPLACE: &str = "replace";
+pub(crate) const KIND_REPLACE: &str = "replace";
 /// `dev.berth.record` value of the commit mark.
-pub const KIND_REPLACED: &str = "replaced";
+pub(crate) const KIND_REPLACED: &str = "replaced";
 /// The container name being replaced.
-pub const NAME: &str = "dev.berth.replace.name";
+pub(crate) const NAME: &str = "dev.berth.replace.name";
 /// The name the old container was renamed to.
-pub const ASIDE: &str = "dev.berth.replace.aside";
+pub(crate) const ASIDE: &str = "dev.berth.replace.aside";
 /// `true` when the old container ran (or was paused) before: a rollback starts it again.
-pub const WAS_RUNNING: &str = "dev.berth.replace.was-running";
+pub(crate) const WAS_RUNNING: &str = "dev.berth.replace.was-running";
 /// The new container's id, on the commit mark.
-pub const NEW_ID: &str = "dev.berth.replace.new-id";
+pub(crate) const NEW_ID: &str = "dev.berth.replace.new-id";
 
 /// `berth-replace-<old id>`.
-pub fn replace_volume(old_id: &str) -> String {
+pub(crate) fn replace_volume(old_id: &str) -> String {
     format!("berth-replace-{old_id}")
 }
 
 /// `berth-replaced-<old id>`.
-pub fn replaced_volume(old_id: &str) -> String {
+pub(crate) fn replaced_volume(old_id: &str) -> String {
     format!("berth-replaced-{old_id}")
 }
 
 /// The name the old container is renamed to while its replacement is made.
-pub fn aside_name(name: &str, old_id: &str) -> String {
+pub(crate) fn aside_name(name: &str, old_id: &str) -> String {
     format!("{name}-replaced-{}", &old_id[..old_id.len().min(12)])
 }
 
 /// One replacement, as its lock record says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replacement {
+pub(crate) struct Replacement {
     /// The old container's id.
     pub old_id: String,
     /// The session's container name.
@@ -156,7 +156,7 @@ fn in_flight() -> &'static Mutex<HashSet<String>> {
 }
 
 /// Marks a recreation of `old_id` in flight in this process until dropped.
-pub struct InFlight(String);
+pub(crate) struct InFlight(String);
 
 impl InFlight {
     /// Marks `old_id`.
@@ -180,7 +180,7 @@ impl Drop for InFlight {
 
 /// Whether a replacement is stale: its recreating process is dead, or is this process with no
 /// recreation of that container in flight. `unknown` is never stale.
-pub fn is_stale(r: &Replacement) -> bool {
+pub(crate) fn is_stale(r: &Replacement) -> bool {
     match &r.holder {
         None => false,
         Some(h) if h.is_current() => !in_flight()
@@ -193,7 +193,7 @@ pub fn is_stale(r: &Replacement) -> bool {
 
 /// What a recovery did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Settled {
+pub(crate) enum Settled {
     /// The new container had been verified: the old one was removed.
     Completed,
     /// The new container (if any) was removed; the old one is back under its name.
@@ -215,7 +215,7 @@ impl Settled {
 
 /// Every lock record on the engine, as `(labels, replacement)`.
 /// `GET /volumes?filters={"label":["dev.berth.record=replace"]}`.
-pub async fn list(engine: &Engine) -> Result<Vec<(HashMap<String, String>, Replacement)>> {
+pub(crate) async fn list(engine: &Engine) -> Result<Vec<(HashMap<String, String>, Replacement)>> {
     Ok(records::list(engine, None)
         .await?
         .into_iter()
@@ -226,7 +226,7 @@ pub async fn list(engine: &Engine) -> Result<Vec<(HashMap<String, String>, Repla
 /// Settles every stale replacement of container name `name`; returns the holder of one still
 /// in progress (`Some(None)`: its holder is unreadable), or `None`.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn settle_name(engine: &Engine, name: &str) -> Result<Option<Option<Owner>>> {
+pub(crate) async fn settle_name(engine: &Engine, name: &str) -> Result<Option<Option<Owner>>> {
     let mut busy = None;
     for (_, r) in list(engine)
         .await?
@@ -248,7 +248,7 @@ pub async fn settle_name(engine: &Engine, name: &str) -> Result<Option<Option<Ow
 /// `GET /containers/{name}/json`, `DELETE /containers/{id}?force=true&v=true`,
 /// `POST /containers/{old id}/rename?name=<name>`, `POST /containers/{old id}/start`,
 /// `DELETE /volumes/{name}`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn settle(engine: &Engine, r: &Replacement) -> Result<Settled> {
+pub(crate) async fn settle(engine: &Engine, r: &Replacement) -> Result<Settled> {
     let committed = match engine
         .docker
         .inspect_volume(&replaced_volume(&r.old_id))
@@ -280,7 +280,7 @@ pub async fn settle(engine: &Engine, r: &Replacement) -> Result<Settled> {
 /// Puts the old container back: renamed to its name (unless it is gone or there already),
 /// started again when it ran, and the lock record deleted.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the record is kept for the next recovery).
-pub async fn roll_back_old(engine: &Engine, r: &Replacement) -> Result<()> {
+pub(crate) async fn roll_back_old(engine: &Engine, r: &Replacement) -> Result<()> {
     if let Some(c) = inspect(engine, &r.old_id).await? {
         let f = Facts::from_inspect(&c);
         if f.name != r.name {
@@ -296,7 +296,7 @@ pub async fn roll_back_old(engine: &Engine, r: &Replacement) -> Result<()> {
 /// Renames container `id` to `name`: `POST /containers/{id}/rename?name=<name>`. A refusal is
 /// checked by inspecting `id` (it may already carry the name), never by message text.
 /// Errors: `E_ENGINE` (404 when the container is gone), `E_ENGINE_UNAVAILABLE`.
-pub async fn rename(engine: &Engine, id: &str, name: &str) -> Result<()> {
+pub(crate) async fn rename(engine: &Engine, id: &str, name: &str) -> Result<()> {
     let opts = RenameContainerOptions { name: name.into() };
     match engine.docker.rename_container(id, opts).await {
         Ok(()) => Ok(()),
@@ -308,7 +308,7 @@ pub async fn rename(engine: &Engine, id: &str, name: &str) -> Result<()> {
 }
 
 /// Deletes the lock record and the commit mark of old container `old_id`.
-pub async fn drop_records(engine: &Engine, old_id: &str) -> Result<()> {
+pub(crate) async fn drop_records(engine: &Engine, old_id: &str) -> Result<()> {
     records::delete(engine, &replace_volume(old_id)).await?;
     records::delete(engine, &replaced_volume(old_id)).await
 }
@@ -316,7 +316,7 @@ pub async fn drop_records(engine: &Engine, old_id: &str) -> Result<()> {
 /// Takes the lock for `r`: `POST /volumes/create` of `berth-replace-<old id>`. `Ok(None)`
 /// when this process holds it now, else the holder of the lock found (`Some(None)`: unreadable).
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn lock(
+pub(crate) async fn lock(
     engine: &Engine,
     r: &Replacement,
     extra: &HashMap<String, String>,
@@ -336,7 +336,7 @@ pub async fn lock(
 
 /// Writes the commit mark: `POST /volumes/create` of `berth-replaced-<old id>`.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn commit(
+pub(crate) async fn commit(
     engine: &Engine,
     old_id: &str,
     new_id: &str,
@@ -361,7 +361,7 @@ pub async fn commit(
 /// replacement of that name is recorded (the old container is aside, the new one not made
 /// yet), else `E_SESSION_NOT_FOUND`. Reads the records again, after the failed inspect, so a
 /// recreation that started in between is seen. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn absent(engine: &Engine, session_id: &str, name: &str) -> Result<Error> {
+pub(crate) async fn absent(engine: &Engine, session_id: &str, name: &str) -> Result<Error> {
     let recorded = list(engine)
         .await?
         .into_iter()
@@ -377,12 +377,12 @@ pub async fn absent(engine: &Engine, session_id: &str, name: &str) -> Result<Err
 
 /// Whether a container inspected by the session's `name` answered under another name: a
 /// recreation renamed it aside between the engine's name lookup and its answer.
-pub fn renamed_meanwhile(f: &Facts, name: &str) -> bool {
+pub(crate) fn renamed_meanwhile(f: &Facts, name: &str) -> bool {
     f.name != name
 }
 
 /// The error for a session whose container is being replaced by a live (or unknown) process.
-pub fn busy(session_id: &str, name: &str, id: &str, holder: Option<&Owner>) -> Error {
+pub(crate) fn busy(session_id: &str, name: &str, id: &str, holder: Option<&Owner>) -> Error {
     Error::SessionBusy {
         session_id: session_id.into(),
         name: name.into(),

@@ -29,13 +29,13 @@ use crate::files::channel::protocol::{self as proto, Status};
 use crate::model::errors::{Error, Result};
 
 /// How long the script may take to say hello, in milliseconds.
-pub const OPEN_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const OPEN_TIMEOUT_MS: u64 = 5_000;
 /// How long one request may take, in milliseconds; past it the channel is dropped.
-pub const REQUEST_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const REQUEST_TIMEOUT_MS: u64 = 30_000;
 
 /// What a channel request came to.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Outcome<T> {
+pub(crate) enum Outcome<T> {
     /// Done through the channel.
     Done(T),
     /// A directory is at the path (`E_INVALID_ARGUMENT` for the caller).
@@ -45,7 +45,7 @@ pub enum Outcome<T> {
 }
 
 /// An open channel.
-pub struct Channel {
+pub(crate) struct Channel {
     launched: Launched,
     /// stdout bytes received but not yet consumed as lines.
     pending: Vec<u8>,
@@ -53,7 +53,7 @@ pub struct Channel {
 
 /// Why a channel could not be opened.
 #[derive(Debug)]
-pub enum OpenFailure {
+pub(crate) enum OpenFailure {
     /// The image cannot run the channel (no `sh`, no `base64`, a wrong answer): never again
     /// for this session.
     Unsupported,

@@ -10,13 +10,13 @@
 use base64::Engine as _;
 
 /// The first line the script prints once it runs (its protocol version).
-pub const HELLO: &str = "berth-channel 1";
+pub(crate) const HELLO: &str = "berth-channel 1";
 /// Largest file written through the channel, in bytes (the shell reads a request byte by
 /// byte, so larger files go through the archive API).
-pub const MAX_WRITE_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_WRITE_BYTES: usize = 16 * 1024;
 /// Largest file read through the channel, in bytes (larger ones are streamed through the
 /// archive API).
-pub const MAX_READ_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_READ_BYTES: u64 = 1024 * 1024;
 
 /// The channel's script (`sh -c`). Writes: `w`, path, octal mode, base64 data, one line each;
 /// replies `ok`, `isdir` (a directory at the path) or `fail` (anything else: the caller takes
@@ -25,7 +25,7 @@ pub const MAX_READ_BYTES: u64 = 1024 * 1024;
 /// `isdir`, `big` (over the limit) or `fail` (not a regular file, unreadable, a dangling
 /// link, a parent the user may not search). Parents are created with `mkdir -p` under
 /// umask 022 (0755, existing ones untouched); the mode is set with `chmod`.
-pub const SCRIPT: &str = r#"umask 022
+pub(crate) const SCRIPT: &str = r#"umask 022
 command -v base64 >/dev/null 2>&1 || exit 3
 echo "berth-channel 1"
 while IFS= read -r op; do
@@ -65,24 +65,24 @@ done
 "#;
 
 /// Whether `path` (normalised) can travel as one protocol line.
-pub fn path_fits(path: &str) -> bool {
+pub(crate) fn path_fits(path: &str) -> bool {
     !path.contains(['\n', '\r'])
 }
 
 /// The request bytes that write `data` to `path` with `mode`.
-pub fn write_request(path: &str, mode: u32, data: &[u8]) -> Vec<u8> {
+pub(crate) fn write_request(path: &str, mode: u32, data: &[u8]) -> Vec<u8> {
     let b64 = base64::engine::general_purpose::STANDARD.encode(data);
     format!("w\n{path}\n{mode:o}\n{b64}\n").into_bytes()
 }
 
 /// The request bytes that read `path` when it has at most `max_bytes`.
-pub fn read_request(path: &str, max_bytes: u64) -> Vec<u8> {
+pub(crate) fn read_request(path: &str, max_bytes: u64) -> Vec<u8> {
     format!("r\n{path}\n{max_bytes}\n").into_bytes()
 }
 
 /// The status line of a reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     /// Written.
     Ok,
     /// Data follows (base64 lines, then `.`).
@@ -98,7 +98,7 @@ pub enum Status {
 }
 
 /// Parses a status line; `None` for anything the protocol does not say.
-pub fn status(line: &str) -> Option<Status> {
+pub(crate) fn status(line: &str) -> Option<Status> {
     Some(match line {
         "ok" => Status::Ok,
         "data" => Status::Data,
@@ -112,7 +112,7 @@ pub fn status(line: &str) -> Option<Status> {
 
 /// Decodes a read's base64 lines (without the closing `.`); `None` when they are not base64
 /// (the script wrote `!` when reading failed half-way).
-pub fn decode_data(lines: &[String]) -> Option<Vec<u8>> {
+pub(crate) fn decode_data(lines: &[String]) -> Option<Vec<u8>> {
     let joined: String = lines.concat();
     base64::engine::general_purpose::STANDARD
         .decode(joined)

@@ -18,7 +18,7 @@ enum Slot {
 }
 
 /// One session's channel. Requests take turns (the channel carries one at a time).
-pub struct ChannelSlot(Mutex<Slot>);
+pub(crate) struct ChannelSlot(Mutex<Slot>);
 
 impl Default for ChannelSlot {
     fn default() -> Self {
