@@ -1,6 +1,6 @@
 //! Engine: connecting to the container engine discovery chose, and classifying its failures.
 //!
-//! [`crate::engine::discovery`] picks the endpoint (SPEC §4 precedence); this module speaks to it:
+//! [`crate::engine::discovery`] picks the endpoint (precedence: `docs/design.md#engines`); this module speaks to it:
 //! `unix://` sockets, `tcp://` / `http://` (TLS when the Docker environment or context asks
 //! for it). The API version is negotiated once per endpoint (bollard speaks 1.53 first;
 //! Debian's Docker 20.10 and Podman 4.3 speak 1.41), the engine kind is read from

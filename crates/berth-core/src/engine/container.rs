@@ -108,7 +108,7 @@ pub(crate) async fn list_by_labels(engine: &Engine, labels: &[String]) -> Result
 }
 
 /// Decodes a container list whose `State` words bollard's types refuse: each word is kept as
-/// `raw_state` and replaced by its SPEC §8 equivalent (or `""`) before decoding again.
+/// `raw_state` and replaced by its public equivalent (`docs/design.md#public-api`) (or `""`) before decoding again.
 pub(crate) fn decode_list_tolerant(contents: &str) -> Option<Vec<Listed>> {
     let items: Vec<serde_json::Value> = serde_json::from_str(contents).ok()?;
     items
@@ -136,7 +136,7 @@ fn normalised_word(raw: &str) -> &'static str {
 }
 
 /// Decodes an inspect answer whose `State.Status` bollard's types refuse: the word is kept as
-/// `raw_state` and replaced by its SPEC §8 equivalent (or `""`) before decoding again.
+/// `raw_state` and replaced by its public equivalent (`docs/design.md#public-api`) (or `""`) before decoding again.
 pub(crate) fn decode_tolerant(contents: &str) -> Option<Inspected> {
     let mut v: serde_json::Value = serde_json::from_str(contents).ok()?;
     let raw_state = v
@@ -151,7 +151,7 @@ pub(crate) fn decode_tolerant(contents: &str) -> Option<Inspected> {
     Some(Inspected { body, raw_state })
 }
 
-/// The SPEC §8 `state` of an engine's state word. Docker's words map to themselves; Podman's
+/// The public `state` (`docs/design.md#public-api`) of an engine's state word. Docker's words map to themselves; Podman's
 /// `configured` and `initialized` are `created`, `stopped` is `exited`, `stopping` is
 /// `running` (the process still runs until the stop completes). Anything else is `unknown`.
 pub(crate) fn spec_state(raw: &str) -> &'static str {
@@ -174,7 +174,7 @@ pub(crate) struct Facts {
     pub id: String,
     /// Name without the leading `/`.
     pub name: String,
-    /// SPEC §8 state (`created`, `running`, ..., `unknown`).
+    /// Public state (`docs/design.md#public-api`: `created`, `running`, ..., `unknown`).
     pub state: &'static str,
     /// The engine's own state string.
     pub raw_state: String,

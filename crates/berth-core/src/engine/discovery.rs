@@ -1,4 +1,4 @@
-//! Discovery: which engine endpoint the options and the host select (SPEC §4 precedence).
+//! Discovery: which engine endpoint the options and the host select (precedence: `docs/design.md#engines`).
 //!
 //! Order: `socketPath`, then `engine` (Docker: `DOCKER_HOST`, its context, its sockets;
 //! Podman: `CONTAINER_HOST`, its sockets), then `DOCKER_HOST` / `CONTAINER_HOST`, then the

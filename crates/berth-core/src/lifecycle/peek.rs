@@ -10,7 +10,7 @@ use crate::model::naming::{container_name, DEFAULT_PREFIX};
 use crate::model::spec::{validate_prefix, validate_session_id};
 use crate::ownership::records;
 
-/// What `peek` reports about a session's container (SPEC §8 `PeekResult`).
+/// What `peek` reports about a session's container (`PeekResult` in `docs/design.md#public-api`).
 #[derive(Debug, Clone)]
 pub struct PeekResult {
     /// Container name.
@@ -23,7 +23,7 @@ pub struct PeekResult {
     pub managed: bool,
     /// Whether its setup finished.
     pub ready: bool,
-    /// SPEC §8 state.
+    /// Public state (`docs/design.md#public-api`).
     pub state: &'static str,
     /// The engine's state string.
     pub raw_state: String,

@@ -1,6 +1,6 @@
 //! Reap: removes, by id, managed containers whose owner died and that nobody live holds.
 //!
-//! An orphan (SPEC §3) is a managed container whose duty holder (the creator, or the
+//! An orphan (`docs/design.md#ownership-and-removal`) is a managed container whose duty holder (the creator, or the
 //! last inheritor) is dead, never `unknown`, and that no live or unknown holder holds;
 //! or one a dead owner left incomplete. Each candidate is inspected and its records read
 //! again right before its removal, and removed only when it is still an orphan.

@@ -1,4 +1,4 @@
-//! Errors: one enum, each variant mapped to a stable SPEC §5 code.
+//! Errors: one enum, each variant mapped to a stable code (see `docs/design.md#errors`).
 
 use serde_json::{json, Map, Value};
 
@@ -190,7 +190,7 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    /// The stable SPEC §5 code.
+    /// The stable code (`docs/design.md#errors`).
     pub fn code(&self) -> &'static str {
         match self {
             Error::InvalidArgument { .. } => "E_INVALID_ARGUMENT",
@@ -293,7 +293,7 @@ impl Error {
                 d.insert("hint".into(), json!(hint));
             }
             Error::SessionExists { session_id, holder } => {
-                // SPEC §3: `{ name, id, state, managed, sessionId, owner }` describe the holder.
+                // `{ name, id, state, managed, sessionId, owner }` describe the holder (docs/design.md#errors).
                 d.insert("requestedSessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(holder.name));
                 d.insert("id".into(), json!(holder.id));

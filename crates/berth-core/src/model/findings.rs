@@ -142,7 +142,7 @@ impl Finding {
     }
 }
 
-/// The finding for a SPEC §8 container state, if any.
+/// The finding for a container state (`docs/design.md#public-api`), if any.
 pub(crate) fn state_finding(state: &str, raw: &str) -> Option<Finding> {
     match state {
         "running" => None,

@@ -23,7 +23,7 @@ pub struct Owner {
     pub instance_id: String,
 }
 
-/// Whether an owner process is running: SPEC §2's three values.
+/// Whether an owner process is running: three values (`docs/design.md#identity-and-liveness`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Liveness {
     /// Same host, and the pid's start time matches.

@@ -1,4 +1,4 @@
-//! Labels: the frozen, versioned label schema every berth container carries (SPEC §2).
+//! Labels: the frozen, versioned label schema every berth container carries (`docs/design.md#labels`).
 //!
 //! The engine can never change a container's labels, so this schema is fixed at
 //! version 1. No env value and no secret ever goes into a label: per-field digests

@@ -27,7 +27,7 @@ pub struct Mount {
     pub read_only: bool,
 }
 
-/// Resource limits (SPEC §7).
+/// Resource limits (`docs/design.md#security-defaults`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Limits {
     /// Memory limit, in bytes.
@@ -38,7 +38,7 @@ pub struct Limits {
     pub pids_limit: Option<i64>,
 }
 
-/// Hardening options (SPEC §7).
+/// Hardening options (`docs/design.md#security-defaults`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Security {
     /// Capabilities to drop (`ALL`, `NET_RAW`, ...).

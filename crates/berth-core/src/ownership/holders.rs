@@ -320,7 +320,7 @@ pub(crate) enum Verdict {
     Reap(&'static str),
 }
 
-/// The orphan rule (SPEC §3): reap when the duty holder is dead (never unknown) and no
+/// The orphan rule (`docs/design.md#ownership-and-removal`): reap when the duty holder is dead (never unknown) and no
 /// other record is alive or unknown; a dead owner's unready container is `incomplete`.
 pub(crate) fn verdict(
     ready: bool,
