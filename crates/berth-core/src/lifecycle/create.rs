@@ -15,14 +15,15 @@ use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::cancel::guard;
-use crate::engine::connection::{self, status, Engine, EngineOptions};
+use crate::engine::connection::{status, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
 use crate::engine::discovery::EngineKind;
 use crate::engine::images::{ensure_image, PullOptions};
 use crate::exec::{self, ExecOptions};
+use crate::lifecycle::opening::{self, Opening};
 use crate::model::errors::{Error, Holder, Result};
-use crate::model::naming::{container_name, DEFAULT_PREFIX};
-use crate::model::spec::{validate_prefix, validate_session_id, CreateSpec};
+use crate::model::naming::DEFAULT_PREFIX;
+use crate::model::spec::CreateSpec;
 use crate::ownership::hold;
 use crate::ownership::holders::Role;
 use crate::session::{Ownership, Session};
@@ -54,14 +55,12 @@ pub async fn create_session(
 ) -> Result<Session> {
     spec.validate()?;
     crate::engine::bind_source::check_for_engine(spec, engine_opts)?;
-    let session_id = validate_session_id(&spec.session_id)?;
-    let prefix_units: Vec<u16> = spec
-        .prefix
-        .clone()
-        .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
-    let prefix = validate_prefix(&prefix_units)?;
-    let name = container_name(&spec.session_id, Some(&prefix_units));
-    let engine = guard(cancel, OPERATION, connection::connect(engine_opts)).await?;
+    let Opening {
+        session_id,
+        prefix,
+        name,
+    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
+    let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
     cleanup::retry_pending(&engine).await;
     let pull = PullOptions {
         platform: spec.platform.clone(),

@@ -13,12 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::calls::wake;
 use crate::engine::cancel::guard;
-use crate::engine::connection::{self, status, Engine, EngineOptions};
+use crate::engine::connection::{status, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
 use crate::engine::images::{registry_of, split_reference};
+use crate::lifecycle::opening::{self, Opening};
 use crate::model::errors::{Error, Result};
-use crate::model::naming::{container_name, LEGACY_DEFAULT_PREFIX};
-use crate::model::spec::{validate_image, validate_prefix, validate_session_id};
+use crate::model::naming::LEGACY_DEFAULT_PREFIX;
+use crate::model::spec::validate_image;
 use crate::session::{Ownership, Session};
 
 /// What `adoptUnlabelled` is asked for.
@@ -56,15 +57,15 @@ pub async fn adopt_unlabelled(
     engine_opts: &EngineOptions,
     cancel: &CancellationToken,
 ) -> Result<Session> {
-    let session_id = validate_session_id(&spec.session_id)?;
-    let prefix: Vec<u16> = spec
-        .prefix
-        .clone()
-        .unwrap_or_else(|| LEGACY_DEFAULT_PREFIX.encode_utf16().collect());
-    validate_prefix(&prefix)?;
+    let Opening {
+        session_id, name, ..
+    } = Opening::new(
+        &spec.session_id,
+        spec.prefix.as_deref(),
+        LEGACY_DEFAULT_PREFIX,
+    )?;
     validate_image(&spec.image)?;
-    let name = container_name(&spec.session_id, Some(&prefix));
-    let engine = guard(cancel, OPERATION, connection::connect(engine_opts)).await?;
+    let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
     let not_found = || Error::SessionNotFound {
         session_id: session_id.clone(),
         name: name.clone(),

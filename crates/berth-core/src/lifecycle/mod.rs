@@ -4,6 +4,7 @@
 pub mod create;
 pub mod legacy;
 pub mod list;
+pub mod opening;
 pub mod peek;
 pub mod reap;
 pub mod recreate;

@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 
 use crate::engine::connection::{self, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
+use crate::lifecycle::opening::Opening;
 use crate::model::errors::Result;
 use crate::model::identity::Owner;
-use crate::model::naming::{container_name, DEFAULT_PREFIX};
-use crate::model::spec::{validate_prefix, validate_session_id};
+use crate::model::naming::DEFAULT_PREFIX;
 use crate::ownership::records;
 
 /// What `peek` reports about a session's container (`PeekResult` in `docs/design.md#public-api`).
@@ -47,11 +47,7 @@ pub async fn peek(
     prefix: Option<&[u16]>,
     engine_opts: &EngineOptions,
 ) -> Result<Option<PeekResult>> {
-    validate_session_id(session_id)?;
-    let default: Vec<u16> = DEFAULT_PREFIX.encode_utf16().collect();
-    let prefix = prefix.unwrap_or(&default);
-    validate_prefix(prefix)?;
-    let name = container_name(session_id, Some(prefix));
+    let Opening { name, .. } = Opening::new(session_id, prefix, DEFAULT_PREFIX)?;
     let engine = connection::connect(engine_opts).await?;
     let Some(c) = inspect(&engine, &name).await? else {
         return Ok(None);

@@ -17,15 +17,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::calls::stop_by_id;
 use crate::engine::cancel::guard;
-use crate::engine::connection::{self, Engine, EngineOptions};
+use crate::engine::connection::{Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts, Inspected};
 use crate::engine::images::{ensure_image, PullOptions};
 use crate::lifecycle::create::{create_container, finish};
+use crate::lifecycle::opening::{self, Opening};
 use crate::lifecycle::verify;
 use crate::model::errors::{Error, Result};
 use crate::model::identity::{self, liveness, Liveness, Owner};
-use crate::model::naming::{container_name, DEFAULT_PREFIX};
-use crate::model::spec::{validate_prefix, validate_session_id, CreateSpec};
+use crate::model::naming::DEFAULT_PREFIX;
+use crate::model::spec::CreateSpec;
 use crate::model::verification::Expect;
 use crate::ownership::hold::{self, Claim};
 use crate::ownership::holders::duty;
@@ -80,14 +81,12 @@ pub async fn recreate_session(
     let spec = &r.spec;
     spec.validate()?;
     crate::engine::bind_source::check_for_engine(spec, engine_opts)?;
-    let session_id = validate_session_id(&spec.session_id)?;
-    let prefix_units: Vec<u16> = spec
-        .prefix
-        .clone()
-        .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
-    let prefix = validate_prefix(&prefix_units)?;
-    let name = container_name(&spec.session_id, Some(&prefix_units));
-    let engine = guard(cancel, OPERATION, connection::connect(engine_opts)).await?;
+    let Opening {
+        session_id,
+        prefix,
+        name,
+    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
+    let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
     let ids = Ids {
         session_id: &session_id,
         prefix: &prefix,

@@ -9,15 +9,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::calls::wake;
 use crate::engine::cancel::guard;
-use crate::engine::connection::{self, status, Engine, EngineOptions};
+use crate::engine::connection::{status, Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
+use crate::lifecycle::opening::{self, Opening};
 use crate::lifecycle::verify;
 use crate::model::drift::{DriftSpec, OnDrift};
 use crate::model::errors::{Error, Result};
 use crate::model::identity::{self, liveness, Liveness, Owner};
 use crate::model::labels::{field_digest, ManagedLabels, DIGEST_FIELDS};
-use crate::model::naming::{container_name, DEFAULT_PREFIX};
-use crate::model::spec::{validate_prefix, validate_session_id};
+use crate::model::naming::DEFAULT_PREFIX;
 use crate::ownership::hold::{self, Claim};
 use crate::ownership::holders::{duty, other_holder, Duty, Record, Role};
 use crate::ownership::provenance::not_berth_made;
@@ -69,18 +69,14 @@ pub async fn resume_session(
     engine_opts: &EngineOptions,
     cancel: &CancellationToken,
 ) -> Result<Session> {
-    let session_id = validate_session_id(&spec.session_id)?;
-    let prefix_units: Vec<u16> = spec
-        .prefix
-        .clone()
-        .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
-    validate_prefix(&prefix_units)?;
+    let Opening {
+        session_id, name, ..
+    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
     if let Some(d) = &spec.spec {
         d.validate()?;
         crate::model::spec::validate_writable_paths("spec.writablePaths", &d.spec.writable_paths)?;
     }
-    let name = container_name(&spec.session_id, Some(&prefix_units));
-    let engine = guard(cancel, OPERATION, connection::connect(engine_opts)).await?;
+    let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
     adopt(&engine, spec, &session_id, &name, cancel).await
 }
 

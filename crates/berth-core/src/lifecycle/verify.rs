@@ -13,14 +13,15 @@ use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::cancel::guard;
-use crate::engine::connection::{self, Engine, EngineOptions};
+use crate::engine::connection::{Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts, Inspected};
 use crate::exec::{self, ExecOptions};
+use crate::lifecycle::opening::{self, Opening};
 use crate::lifecycle::repair;
 use crate::model::errors::{Error, Result};
 use crate::model::findings::{self, code, Finding, Kind};
-use crate::model::naming::{container_name, DEFAULT_PREFIX};
-use crate::model::spec::{validate_prefix, validate_session_id, validate_writable_paths};
+use crate::model::naming::DEFAULT_PREFIX;
+use crate::model::spec::validate_writable_paths;
 pub(crate) use crate::model::verification::{Expect, Verification};
 use crate::ownership::provenance::not_berth_made;
 use crate::ownership::records;
@@ -61,15 +62,11 @@ pub async fn verify_session(
     engine_opts: &EngineOptions,
     cancel: &CancellationToken,
 ) -> Result<Verification> {
-    let session_id = validate_session_id(&spec.session_id)?;
-    let prefix: Vec<u16> = spec
-        .prefix
-        .clone()
-        .unwrap_or_else(|| DEFAULT_PREFIX.encode_utf16().collect());
-    validate_prefix(&prefix)?;
+    let Opening {
+        session_id, name, ..
+    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
     validate_expect(&spec.expect)?;
-    let name = container_name(&spec.session_id, Some(&prefix));
-    let engine = guard(cancel, OPERATION, connection::connect(engine_opts)).await?;
+    let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
     guard(cancel, OPERATION, settle_name(&engine, &name)).await?;
     let run = verify(
         &engine,
