@@ -35,6 +35,8 @@ mod session;
 
 #[cfg(test)]
 mod engine_tests;
+#[cfg(test)]
+mod error_docs;
 
 // Entry points.
 pub use engine::images::ensure_image_at;

@@ -187,6 +187,7 @@ impl Session {
     /// A failure rejects and keeps the duty (in this handle and in its record), so a retry,
     /// or a reaper run after this process died, removes. Adopted without `force`: no engine
     /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the duty is kept; retry).
     pub async fn remove(&self, force: bool) -> Result<RemoveOutcome> {
         let mut state = self.state.lock().await;
         if state.duty == Duty::Done {
@@ -249,6 +250,7 @@ impl Session {
     ///
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
     /// no engine call, `not-owner`.
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
         let state = self.state.lock().await;
         if state.duty == Duty::Done {
@@ -288,6 +290,8 @@ impl Session {
     /// Only an owner (created or inherited) may change it: an adopted handle gets
     /// `E_SESSION_BUSY` (`reason: 'not-owner'`) without an engine call, since the container
     /// is another live process's. After `remove()`: `E_SESSION_NOT_FOUND`.
+    /// Errors: `E_INVALID_ARGUMENT` (see [`networks::set_policy`]), `E_SESSION_BUSY`,
+    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn set_network_policy(&self, policy: NetworkPolicy) -> Result<()> {
         let state = self.state.lock().await;
         let not_found = || Error::SessionNotFound {
@@ -314,6 +318,11 @@ impl Session {
     }
 
     /// Runs `argv` in the container; see [`exec::exec`].
+    ///
+    /// Errors: `E_INVALID_ARGUMENT` (argv or options, before any engine call),
+    /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id),
+    /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
     pub async fn exec(
         &self,
         argv: &[String],
@@ -361,12 +370,18 @@ impl Session {
     }
 
     /// The published host address of container port `port`/tcp; see [`ports::host_address`].
+    /// Errors: `E_INVALID_ARGUMENT` (port out of range or not published),
+    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn host_address(&self, port: i64) -> Result<String> {
         let port = validate_port("port", port)?;
         ports::host_address(&self.engine, &self.id, &self.session_id, &self.name, port).await
     }
 
     /// Starts `argv` and streams its output; see [`stream::spawn`].
+    ///
+    /// Errors: `E_INVALID_ARGUMENT` (before any engine call), `E_SESSION_NOT_FOUND` (the
+    /// container is gone), `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`. A timeout is the
+    /// process's: its `wait` rejects with `E_EXEC_TIMEOUT`.
     pub async fn spawn(
         &self,
         argv: &[String],
@@ -413,6 +428,8 @@ impl Session {
     }
 
     /// Opens a file for streaming reads; `None` when absent. See [`files::open`].
+    /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_SESSION_NOT_FOUND`,
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn open_file(&self, path: &str) -> Result<Option<FileReader>> {
         files::normalize_path("path", path)?;
         let ctx = self.fs().await?;
@@ -422,6 +439,8 @@ impl Session {
     /// Reads a whole file; `None` when absent. Files up to 1 MiB go through the session's
     /// channel ([`crate::files::channel`]) when the image can run it; others, and whatever the
     /// channel cannot read, through [`files::open`].
+    /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_SESSION_NOT_FOUND`,
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
         let norm = files::normalize_path("path", path)?;
         let never = CancellationToken::new();
@@ -446,6 +465,8 @@ impl Session {
     /// given as bytes go through the session's channel ([`crate::files::channel`]) when the image can
     /// run it and the container's user may write there (an existing file is overwritten in
     /// place); anything else through [`files::write`].
+    /// Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory at `path`, a parent that
+    /// is a file), `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn write_file(
         &self,
         path: &str,
@@ -476,7 +497,8 @@ impl Session {
     }
 
     /// Commits this container to the template `berth-template:<key>`; see [`templates::commit`].
-    /// Returns the image id.
+    /// Returns the image id. Errors: `E_INVALID_ARGUMENT` (a bad key), `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
     pub async fn commit_template(&self, key: &str) -> Result<String> {
         templates::commit(&self.engine, &self.id, key).await
     }
