@@ -10,9 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
-use berth_core::Error;
 use berth_core::Session;
-use berth_core::{Data, FileReader, Spool};
+use berth_core::{FileReader, FileWriter};
 
 /// A file being read from a container, chunk by chunk (64 KiB), from `BindingSession.openFile`.
 #[napi]
@@ -79,19 +78,14 @@ impl BindingFileReader {
 }
 
 /// A write of unknown length to a container file: chunks are spooled to an unlinked host
-/// temp file and uploaded by `close()`. From `BindingSession.createFileWriter`.
+/// temp file and uploaded by `close()`. From `BindingSession.createFileWriter`. The state
+/// machine is the core's `FileWriter`.
 #[napi]
 pub struct BindingFileWriter {
     session: Arc<Session>,
     path: String,
     mode: Option<u32>,
-    spool: Arc<Mutex<Spooling>>,
-}
-
-/// A writer's state: open (with its spool once the first chunk came) or finished.
-enum Spooling {
-    Open(Option<Spool>),
-    Finished,
+    writer: Arc<FileWriter>,
 }
 
 impl BindingFileWriter {
@@ -101,13 +95,9 @@ impl BindingFileWriter {
             session,
             path,
             mode,
-            spool: Arc::new(Mutex::new(Spooling::Open(None))),
+            writer: Arc::new(FileWriter::new()),
         }
     }
-}
-
-fn finished() -> Error {
-    Error::invalid("writer", "is already closed or aborted")
 }
 
 #[napi]
@@ -116,17 +106,8 @@ impl BindingFileWriter {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn write<'e>(&self, env: &'e Env, chunk: Buffer) -> napi::Result<PromiseRaw<'e, ()>> {
         let bytes = chunk.to_vec();
-        let spool = self.spool.clone();
-        env.spawn_future(async move {
-            let mut guard = spool.lock().await;
-            let Spooling::Open(open) = &mut *guard else {
-                return js(Err(finished()));
-            };
-            if open.is_none() {
-                *open = Some(js(Spool::new().await)?);
-            }
-            js(open.as_mut().expect("set above").write(&bytes).await)
-        })
+        let writer = self.writer.clone();
+        env.spawn_future(async move { js(writer.write(&bytes).await) })
     }
 
     /// Uploads what was written (see `BindingSession.writeFile`) and drops the spool.
@@ -137,17 +118,12 @@ impl BindingFileWriter {
         env: &'e Env,
         token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, ()>> {
-        let spool = self.spool.clone();
+        let writer = self.writer.clone();
         let session = self.session.clone();
         let (path, mode) = (self.path.clone(), self.mode);
         let cancel = token_of(token);
         env.spawn_future(async move {
-            let taken = std::mem::replace(&mut *spool.lock().await, Spooling::Finished);
-            let data = match taken {
-                Spooling::Finished => return js(Err(finished())),
-                Spooling::Open(Some(spool)) => Data::Spool(spool),
-                Spooling::Open(None) => Data::Bytes(Default::default()),
-            };
+            let data = js(writer.finish().await)?;
             js(session.write_file(&path, data, mode, &cancel).await)
         })
     }
@@ -155,9 +131,9 @@ impl BindingFileWriter {
     /// Drops the spool without writing anything. Idempotent.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn abort<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
-        let spool = self.spool.clone();
+        let writer = self.writer.clone();
         env.spawn_future(async move {
-            *spool.lock().await = Spooling::Finished;
+            writer.abort().await;
             Ok(())
         })
     }

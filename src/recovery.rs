@@ -1,8 +1,6 @@
 //! verifySession and recreateSession: their options, results and the two exports.
 
-use std::collections::HashMap;
-
-use napi::bindgen_prelude::{Either, PromiseRaw, Utf16String};
+use napi::bindgen_prelude::{PromiseRaw, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 
@@ -17,21 +15,16 @@ use berth_core::RecreateSpec;
 use berth_core::Result;
 use berth_core::VerifySpec;
 
-/// Options of `verifySession`.
-#[napi(object)]
-pub struct BindingVerifyOptions {
-    /// Container name prefix. @default 'berth'
-    pub prefix: Option<Utf16String>,
-    /// What to check beyond identity, state, init and exec: `mounts`, `ports`, `writablePaths`, `user`.
-    pub spec: Option<BindingResumeSpec>,
-    /// Repair repairable findings in place and check again; a hard finding left rejects. @default true
-    pub repair: Option<bool>,
-    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
-    pub socket_path: Option<String>,
-    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
-    pub engine: Option<Either<String, HashMap<String, String>>>,
-    /// How long the engine's first answer may take, in milliseconds. @default 10000
-    pub connect_timeout_ms: Option<f64>,
+with_engine_fields! {
+    /// Options of `verifySession`.
+    pub struct BindingVerifyOptions {
+        /// Container name prefix. @default 'berth'
+        pub prefix: Option<Utf16String>,
+        /// What to check beyond identity, state, init and exec: `mounts`, `ports`, `writablePaths`, `user`.
+        pub spec: Option<BindingResumeSpec>,
+        /// Repair repairable findings in place and check again; a hard finding left rejects. @default true
+        pub repair: Option<bool>,
+    }
 }
 
 /// One verify finding.

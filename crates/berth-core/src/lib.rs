@@ -55,6 +55,7 @@ pub use lifecycle::verify::verify_session;
 pub use engine::networks::NetworkPolicy;
 pub use exec::stream::{ExecProcess, Which};
 pub use exec::{ExecOptions, ExecOutput};
+pub use files::writer::FileWriter;
 pub use files::{normalize_path, Data, FileReader, Spool};
 pub use session::{Ownership, ReleaseOutcome, RemoveOutcome, Session, StopOutcome};
 
@@ -74,7 +75,7 @@ pub use lifecycle::recreate::RecreateSpec;
 pub use lifecycle::resume::ResumeSpec;
 pub use lifecycle::templates::{Removal as TemplateRemoval, Template};
 pub use lifecycle::verify::VerifySpec;
-pub use model::drift::{DriftSpec, OnDrift};
+pub use model::drift::{DriftSpec, OnDrift, ResumeFields};
 pub use model::findings::{Finding, Kind as FindingKind};
 pub use model::identity::{liveness, Liveness, Owner};
 pub use model::naming::{container_name, DEFAULT_PREFIX};

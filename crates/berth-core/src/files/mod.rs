@@ -16,6 +16,7 @@ pub mod channel;
 pub mod context;
 pub mod fallback;
 pub mod spool;
+pub mod writer;
 
 use bytes::Bytes;
 use futures_util::stream;

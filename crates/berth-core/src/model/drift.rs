@@ -7,8 +7,11 @@
 //! drift. Nothing is ever pulled.
 
 use crate::model::errors::{Error, Result};
+use std::collections::BTreeMap;
+
 use crate::model::spec::{
-    validate_argv, validate_container_path, validate_env, validate_image, validate_user, CreateSpec,
+    validate_argv, validate_container_path, validate_env, validate_image, validate_user,
+    CreateSpec, Limits, Mount,
 };
 
 /// What to do when a resume finds drift.
@@ -34,7 +37,82 @@ pub struct DriftSpec {
     pub fields: Vec<&'static str>,
 }
 
+/// The create-spec fields a resume names, each `None` when not named (the caller's view,
+/// before the digest-field rule of [`DriftSpec::named`] applies).
+#[derive(Debug, Clone, Default)]
+pub struct ResumeFields {
+    /// Image reference; compared by resolved image id when the reference differs.
+    pub image: Option<String>,
+    /// Environment variables.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Working directory.
+    pub work_dir: Option<String>,
+    /// User.
+    pub user: Option<String>,
+    /// Published container ports.
+    pub ports: Option<Vec<u16>>,
+    /// Bind mounts.
+    pub mounts: Option<Vec<Mount>>,
+    /// Keep-alive entrypoint.
+    pub entrypoint: Option<Vec<String>>,
+    /// Memory limit, in bytes.
+    pub memory_bytes: Option<i64>,
+    /// CPU limit, in CPUs.
+    pub cpus: Option<f64>,
+    /// Maximum number of processes.
+    pub pids_limit: Option<i64>,
+    /// Container paths the session's user must be able to write (verify only; no digest).
+    pub writable_paths: Vec<String>,
+}
+
 impl DriftSpec {
+    /// The drift spec of the fields a resume names: each named field sets its value and its
+    /// digest field (`image`, `env`, `workDir`, `user`, `ports`, `mounts`, `entrypoint`);
+    /// naming any of `memory_bytes`, `cpus`, `pids_limit` compares the three limits as one
+    /// field (`limits`), the unnamed ones as unset. Writable paths are never compared.
+    pub fn named(f: ResumeFields) -> DriftSpec {
+        let mut d = DriftSpec::default();
+        let s = &mut d.spec;
+        if let Some(i) = f.image {
+            s.image = i;
+            d.fields.push("image");
+        }
+        if let Some(e) = f.env {
+            s.env = e;
+            d.fields.push("env");
+        }
+        if f.work_dir.is_some() {
+            s.work_dir = f.work_dir;
+            d.fields.push("workDir");
+        }
+        if f.user.is_some() {
+            s.user = f.user;
+            d.fields.push("user");
+        }
+        if let Some(p) = f.ports {
+            s.ports = p;
+            d.fields.push("ports");
+        }
+        if let Some(m) = f.mounts {
+            s.mounts = m;
+            d.fields.push("mounts");
+        }
+        if f.entrypoint.is_some() {
+            s.entrypoint = f.entrypoint;
+            d.fields.push("entrypoint");
+        }
+        if f.memory_bytes.is_some() || f.cpus.is_some() || f.pids_limit.is_some() {
+            s.limits = Limits {
+                memory_bytes: f.memory_bytes,
+                cpus: f.cpus,
+                pids_limit: f.pids_limit,
+            };
+            d.fields.push("limits");
+        }
+        s.writable_paths = f.writable_paths;
+        d
+    }
+
     /// What this spec asks verify to check: the mounts, ports and user it names, and its
     /// writable paths.
     pub fn expect(&self) -> crate::model::verification::Expect {
@@ -95,5 +173,25 @@ impl DriftSpec {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_fields_set_their_digest_fields_and_limits_are_one() {
+        let d = DriftSpec::named(ResumeFields {
+            image: Some("i".into()),
+            cpus: Some(1.5),
+            writable_paths: vec!["/w".into()],
+            ..Default::default()
+        });
+        assert_eq!(d.fields, vec!["image", "limits"]);
+        assert_eq!(d.spec.limits.cpus, Some(1.5));
+        assert_eq!(d.spec.limits.memory_bytes, None);
+        assert_eq!(d.spec.writable_paths, vec!["/w".to_string()]);
+        assert!(DriftSpec::named(ResumeFields::default()).fields.is_empty());
     }
 }
