@@ -1,6 +1,7 @@
 // Renders a bench-results.json as the Markdown tables of the README's Benchmarks section.
 //   node bench/markdown.mjs [bench/results/bench-results.json]
 import fs from 'node:fs';
+import { timingSections } from './lib/summary.mjs';
 
 const file = process.argv[2] ?? new URL('./results/bench-results.json', import.meta.url).pathname;
 const r = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -10,20 +11,15 @@ const out = [];
 const m = r.machine;
 out.push(`Run ${r.runId}, ${r.finishedAt.slice(0, 16).replace('T', ' ')} UTC: ${m.engine}, ${m.cpus} × ${m.cpu}, ${m.memoryGB} GB, Linux ${m.kernel}, Node ${m.node}; load average at the start ${m.loadAverage.map((x) => x.toFixed(1)).join(' / ')}.`);
 out.push('');
-const sections = [
-  ['peek / inspect', r.timings.peek],
-  ['create-to-ready', r.timings.create],
-  ['exec `true`', r.timings.exec],
-  ['remove', r.timings.remove],
-  [`agent turn (${r.plan.workload.files} files, ${r.plan.workload.runs} runs)`, r.timings.turn],
-];
-out.push('| operation | contender | median ms | p90 ms | round medians ms | n | × berth |');
-out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+if (r.quick) out.push('**Quick run: scaled-down counts, smoke figures only; not a measurement.**', '');
+const sections = timingSections(r);
+out.push('| operation | contender | median ms | p90 ms | p99 ms | round medians ms | n | × berth |');
+out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const [title, rs] of sections) {
   if (!rs) continue;
   const b = rs.find((x) => x.name.startsWith('berth'));
   for (const x of rs) {
-    out.push(`| ${title} | ${x.name} | ${fmt(x.median)} | ${fmt(x.p90)} | ${fmt(x.spread.min)}–${fmt(x.spread.max)} | ${x.n} | ${(x.median / b.median).toFixed(2)} |`);
+    out.push(`| ${title} | ${x.name} | ${fmt(x.median)} | ${fmt(x.p90)} | ${fmt(x.p99)} | ${fmt(x.spread.min)}–${fmt(x.spread.max)} | ${x.n} | ${(x.median / b.median).toFixed(2)} |`);
   }
 }
 out.push('');
@@ -36,7 +32,19 @@ if (r.eventLoop) {
   const e = r.eventLoop;
   out.push(`- Event-loop delay during ${e.calls} berth peeks (${e.inFlight} in flight): p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms${e.idle ? `; the same process idling for as long: p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms` : ''}.`);
 }
-if (r.rss) out.push(`- RSS over ${r.rss.peeks} peeks: ${r.rss.rssBeforeMB.toFixed(1)} → ${r.rss.rssAfterMB.toFixed(1)} MB (${r.rss.growthMB.toFixed(2)} MB).`);
+if (r.eventLoopRuns) {
+  const e = r.eventLoopRuns;
+  out.push(`- Event-loop delay during ${e.runs} harness runs of \`true\` (${e.inFlight} in flight, ${(e.wallMs / 1000).toFixed(1)} s${e.failed ? `, ${e.failed} failed` : ''}): p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms; the same process idling for ${(e.idle.ms / 1000).toFixed(1)} s right after: p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms.`);
+}
+if (r.rss) out.push(`- RSS over ${r.rss.peeks} peeks: ${r.rss.rssBeforeMB.toFixed(1)} → ${r.rss.rssAfterMB.toFixed(1)} MiB (${r.rss.growthMB.toFixed(2)} MiB).`);
+if (r.rssRuns) {
+  const m = r.rssRuns;
+  out.push(`- RSS over ${m.runs} harness runs (${m.inFlight} in flight, after ${m.warmup} to warm up${m.failed ? `, ${m.failed} failed` : ''}): ${m.rssBeforeMB.toFixed(1)} → ${m.rssAfterMB.toFixed(1)} MiB (${m.growthMB.toFixed(2)} MiB).`);
+}
+if (r.spawnOutput) {
+  const so = r.spawnOutput;
+  out.push(`- ${(so.bytes / 2 ** 20).toFixed(0)} MiB printed through \`spawn\` (${so.received} bytes received, exit ${so.exitCode}, ${so.mbPerS.toFixed(0)} MiB/s): RSS peaked ${so.peakGrowthMB.toFixed(2)} MiB over the ${so.rssBeforeMB.toFixed(1)} MiB before.`);
+}
 out.push(`- Leaks at the end: ${r.leaks.containers.length} containers, ${r.leaks.volumes.length} volumes.`);
 out.push('');
 for (const p of r.profile ?? []) {

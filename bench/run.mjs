@@ -2,10 +2,10 @@
 // socket, in one run on one engine, contenders interleaved round by round.
 //
 //   npm run bench                 full run; results in bench/results/ (JSON, SVG) and on stdout
-//   npm run bench -- --quick      a smoke run of about a minute (results in a temp dir)
+//   npm run bench -- --quick      a smoke run of a minute or two (counts scaled down, results in
+//                                 a temp dir): it proves every suite works, its figures mean nothing
 //   options: --socket <path> (default: $BERTH_BENCH_SOCKET, $DOCKER_HOST's unix path, or
-//            /var/run/docker.sock), --out <dir>, --only <suite,...>
-//   suites: peek, create, exec, remove, turn, profile, concurrency, eventloop, rss
+//            /var/run/docker.sock), --out <dir>, --only <suite,...> (see SUITES)
 //
 // Every container carries the label `berth-bench=<run id>`; at the end every container and
 // volume with it is listed (leaks, reported and counted as a failure), then removed.
@@ -20,15 +20,37 @@ import { ensureTestImage, TEST_IMAGE } from '../__test__/helpers/test-image.mjs'
 import { rawEngine } from './lib/raw-engine.mjs';
 import { hasDockerCli } from './lib/docker-cli.mjs';
 import { recordBerthRequests, replayer, describe } from './lib/berth-requests.mjs';
-import { ratioChartSvg, timingTable, plainTable, targetsTable, writeJson } from './lib/report.mjs';
+import { writeJson } from './lib/report.mjs';
+import { printReport } from './lib/summary.mjs';
+import { chartSvg } from './lib/chart.mjs';
 import { peekSuite, createSuite, execSuite, removeSuite, sessionIds } from './suites/micro.mjs';
 import { agentTurnSuite } from './suites/agent-turn.mjs';
 import { profileTurns } from './suites/profile.mjs';
 import { concurrencySuite, eventLoopSuite, rssSuite } from './suites/load.mjs';
+import { runSuite, harnessSession } from './suites/run.mjs';
+import { eventLoopRunsSuite, rssRunsSuite, spawnOutputSuite } from './suites/run-load.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 
 const LABEL_KEY = 'berth-bench';
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The suites `--only` selects, in the order they run. */
+const SUITES = {
+  peek: 'peek / inspect: berth vs dockerode vs the docker CLI vs raw requests',
+  create: 'create-to-ready',
+  exec: 'exec of `true` (berth, dockerode, docker CLI, the same raw requests)',
+  remove: 'remove',
+  run: 'one command: harness `run` of `true` vs session.exec vs the raw 3-request exec vs docker exec',
+  turn: 'agent turn (20 files, 20 runs): harness provider vs the CLI backend',
+  turn200: 'agent turn (20 files, 200 runs): harness provider vs the CLI backend',
+  profile: "where one agent turn's time goes (engine requests by endpoint)",
+  concurrency: 'concurrent create+remove (berth, dockerode): wall time, leaks',
+  eventloop: 'event-loop delay during berth peeks vs idle',
+  'eventloop-runs': 'event-loop delay during 1,000 harness runs (100 in flight) vs idle',
+  rss: 'RSS growth over 10,000 peeks',
+  'rss-runs': 'RSS growth over 10,000 harness runs',
+  'spawn-output': 'peak RSS growth while a command prints 100 MiB through spawn',
+};
 
 function parseArgs(argv) {
   const get = (flag) => {
@@ -41,9 +63,11 @@ function parseArgs(argv) {
     quick,
     socketPath: get('--socket') ?? process.env.BERTH_BENCH_SOCKET ?? fromHost ?? '/var/run/docker.sock',
     out: get('--out') ?? (quick ? path.join(os.tmpdir(), 'berth-bench-quick') : path.join(here, 'results')),
-    only: get('--only')?.split(','),
+    only: get('--only')?.split(',').map((s) => s.trim()).filter(Boolean),
   };
 }
+
+const MiB = 2 ** 20;
 
 /** Repetitions: full run and quick smoke run. */
 const PLANS = {
@@ -52,27 +76,52 @@ const PLANS = {
     create: { warmup: 2, rounds: 8, perRound: 2 },
     exec: { warmup: 5, rounds: 10, perRound: 10 },
     remove: { warmup: 1, rounds: 8, perRound: 2 },
+    run: { warmup: 5, rounds: 10, perRound: 20 },
     turn: { warmup: 1, rounds: 5, perRound: 1 },
     workload: { files: 20, runs: 20 },
+    turn200: { warmup: 0, rounds: 3, perRound: 1 },
+    workload200: { files: 20, runs: 200 },
     concurrency: 50,
     eventLoopCalls: 1000,
     rssPeeks: 10000,
+    // 100 in flight, not all 1,000 at once: over the engine's exec path each run is a runc
+    // process of its own, and 1,000 at once would take the machine's memory from everyone.
+    eventLoopRuns: { runs: 1000, inFlight: 100 },
+    rssRuns: { runs: 10000, warmup: 500, inFlight: 10 },
+    spawnOutput: { bytes: 100 * MiB },
   },
   quick: {
     peek: { warmup: 2, rounds: 2, perRound: 3 },
     create: { warmup: 0, rounds: 1, perRound: 1 },
     exec: { warmup: 1, rounds: 2, perRound: 2 },
     remove: { warmup: 0, rounds: 1, perRound: 1 },
+    run: { warmup: 1, rounds: 2, perRound: 5 },
     turn: { warmup: 0, rounds: 1, perRound: 1 },
     workload: { files: 3, runs: 3 },
+    turn200: { warmup: 0, rounds: 1, perRound: 1 },
+    workload200: { files: 3, runs: 20 },
     concurrency: 5,
     eventLoopCalls: 100,
     rssPeeks: 300,
+    eventLoopRuns: { runs: 50, inFlight: 25 },
+    rssRuns: { runs: 200, warmup: 20, inFlight: 10 },
+    spawnOutput: { bytes: 16 * MiB },
   },
 };
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
+  const list = Object.entries(SUITES).map(([k, v]) => `  ${k.padEnd(15)} ${v}`).join('\n');
+  if (args.only?.includes('help')) {
+    console.log(`suites (--only a,b,...), in the order they run:\n${list}`);
+    return;
+  }
+  const unknown = (args.only ?? []).filter((s) => !(s in SUITES));
+  if (unknown.length || (args.only && args.only.length === 0)) {
+    console.error(`--only: unknown suite ${unknown.join(', ') || '(none given)'}; the suites are:\n${list}`);
+    process.exitCode = 2;
+    return;
+  }
   const plan = args.quick ? PLANS.quick : PLANS.full;
   const wants = (s) => !args.only || args.only.includes(s);
   const runId = `b${randomBytes(4).toString('hex')}`;
@@ -95,6 +144,7 @@ async function main() {
     loadAverage: os.loadavg(),
   };
   console.log(`berth bench ${args.quick ? '(quick) ' : ''}run ${runId}: ${machine.engine} on ${machine.endpoint}, ${machine.cpus} × ${machine.cpu}, node ${machine.node}`);
+  if (args.quick) console.log('QUICK RUN: counts scaled down (e.g. 200 runs instead of 10,000); its figures are a smoke test only, never a measurement');
   if (!cli) console.log('docker CLI not found: the CLI contenders are skipped');
 
   const ctx = {
@@ -134,15 +184,29 @@ async function main() {
     await step('create', async () => (results.timings.create = await createSuite(ctx, plan.create)));
     await step('exec', async () => (results.timings.exec = await execSuite(ctx, plan.exec)));
     await step('remove', async () => (results.timings.remove = await removeSuite(ctx, plan.remove)));
+    await step('run', async () => (results.timings.run = await runSuite(ctx, plan.run)));
     await step('turn', async () => (results.timings.turn = await agentTurnSuite(ctx, plan.turn, plan.workload)));
+    await step('turn200', async () => (results.timings.turn200 = await agentTurnSuite(ctx, plan.turn200, plan.workload200)));
     await step('profile', async () => (results.profile = await profileTurns(ctx, plan.workload)));
     await step('concurrency', async () => (results.concurrency = await concurrencySuite(ctx, plan.concurrency)));
-    const probe = await berth.createSession({ sessionId: ctx.sessionId('probe'), image, labels, socketPath: args.socketPath });
-    try {
-      await step('eventloop', async () => (results.eventLoop = await eventLoopSuite(ctx, probe.sessionId, plan.eventLoopCalls)));
-      await step('rss', async () => (results.rss = await rssSuite(ctx, probe.sessionId, plan.rssPeeks)));
-    } finally {
-      await probe.remove();
+    if (['eventloop', 'rss'].some(wants)) {
+      const probe = await berth.createSession({ sessionId: ctx.sessionId('probe'), image, labels, socketPath: args.socketPath });
+      try {
+        await step('eventloop', async () => (results.eventLoop = await eventLoopSuite(ctx, probe.sessionId, plan.eventLoopCalls)));
+        await step('rss', async () => (results.rss = await rssSuite(ctx, probe.sessionId, plan.rssPeeks)));
+      } finally {
+        await probe.remove();
+      }
+    }
+    if (['eventloop-runs', 'rss-runs', 'spawn-output'].some(wants)) {
+      const session = await harnessSession(ctx, 'load');
+      try {
+        await step('eventloop-runs', async () => (results.eventLoopRuns = await eventLoopRunsSuite(session, plan.eventLoopRuns)));
+        await step('rss-runs', async () => (results.rssRuns = await rssRunsSuite(session, plan.rssRuns)));
+        await step('spawn-output', async () => (results.spawnOutput = await spawnOutputSuite(session, plan.spawnOutput)));
+      } finally {
+        await session.destroy();
+      }
     }
   } finally {
     results.leaks = await sweep(raw, runId);
@@ -152,7 +216,8 @@ async function main() {
   results.finishedAt = new Date().toISOString();
   results.targets = evaluateTargets(results);
   await report(results, args);
-  const failed = results.failures.length > 0 || results.leaks.containers.length > 0 || (results.concurrency ?? []).some((c) => c.leaked || c.failed);
+  const failedRuns = [results.eventLoopRuns, results.rssRuns].some((r) => r?.failed);
+  const failed = results.failures.length > 0 || results.leaks.containers.length > 0 || failedRuns || (results.concurrency ?? []).some((c) => c.leaked || c.failed);
   process.exitCode = failed ? 1 : 0;
 }
 
@@ -167,70 +232,13 @@ async function sweep(raw, runId) {
 }
 
 async function report(results, args) {
-  const t = results.timings;
-  const sections = [
-    ['peek / inspect', t.peek],
-    ['create-to-ready', t.create],
-    ['exec `true`', t.exec],
-    ['remove', t.remove],
-    [`agent turn (${results.plan.workload.files} files, ${results.plan.workload.runs} runs)`, t.turn],
-  ];
-  for (const [title, r] of sections) if (r) console.log(`\n${timingTable(title, r)}`);
-  if (results.profile) {
-    for (const p of results.profile) {
-      console.log(`\n${plainTable(`where a turn's time goes: ${p.name} (${p.wallMs.toFixed(0)} ms wall, ${p.requests} engine requests)`, p.byEndpoint.map((e) => [e.endpoint, `${e.calls} × ${e.meanMs.toFixed(1)} ms = ${e.totalMs.toFixed(0)} ms`]))}`);
-    }
-  }
-  if (results.concurrency) {
-    console.log(`\n${plainTable(`${results.plan.concurrency} concurrent create+remove`, results.concurrency.map((c) => [c.name, `${(c.wallMs / 1000).toFixed(2)} s wall, ${c.failed} failed, ${c.leaked} leaked`]))}`);
-  }
-  if (results.eventLoop) {
-    const e = results.eventLoop;
-    console.log(`\n${plainTable('event-loop delay', [
-      [`during ${e.calls} berth peeks, ${e.inFlight} in flight`, `p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms`],
-      ['idle for as long (the machine\'s own noise)', `p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms`],
-    ])}`);
-  }
-  if (results.rss) {
-    const r = results.rss;
-    console.log(`\n${plainTable('resident memory', [[`${r.peeks} peeks${r.gcExposed ? ' (GC before each reading)' : ''}`, `${r.rssBeforeMB.toFixed(1)} → ${r.rssAfterMB.toFixed(1)} MB (${r.growthMB >= 0 ? '+' : ''}${r.growthMB.toFixed(2)} MB)`]])}`);
-  }
-  console.log(`\nrequests berth makes (recorded this run): create ${results.requests.create?.length ?? 0}, peek ${results.requests.peek?.length ?? 0}, exec ${results.requests.exec?.length ?? 0}, remove ${results.requests.remove?.length ?? 0}`);
-  console.log(`\n${targetsTable(results.targets)}`);
-  const leaks = results.leaks;
-  console.log(`\nleaks: ${leaks.containers.length} containers, ${leaks.volumes.length} volumes${leaks.containers.length + leaks.volumes.length ? ' (removed now)' : ''}`);
-  for (const f of results.failures) console.log(`FAILED ${f.suite}: ${f.error.split('\n')[0]}`);
-
+  printReport(results);
   fs.mkdirSync(args.out, { recursive: true });
   const jsonFile = path.join(args.out, 'bench-results.json');
   writeJson(jsonFile, results);
-  const rows = chartRows(results);
-  if (rows.length) {
-    const m = results.machine;
-    const svg = await ratioChartSvg(rows, `${m.engine}, ${m.cpus} × ${m.cpu}, node ${m.node}, ${results.finishedAt.slice(0, 10)}`);
-    fs.writeFileSync(path.join(args.out, 'ratios.svg'), svg);
-  }
-  console.log(`\nresults: ${jsonFile}${rows.length ? `, ${path.join(args.out, 'ratios.svg')}` : ''}`);
-}
-
-function chartRows(results) {
-  const ops = [
-    ['peek', results.timings.peek],
-    ['create-to-ready', results.timings.create],
-    ['exec true', results.timings.exec],
-    ['remove', results.timings.remove],
-    ['agent turn', results.timings.turn],
-  ];
-  const rows = [];
-  for (const [op, r] of ops) {
-    const b = r?.find((x) => x.name.startsWith('berth'));
-    if (!b) continue;
-    for (const x of r) {
-      const kind = x.name.startsWith('berth') ? 'berth' : x.name.startsWith('raw') ? 'raw floor' : 'other client';
-      rows.push({ op, contender: x.name, ratio: +(x.median / b.median).toFixed(3), kind });
-    }
-  }
-  return rows;
+  const svgFile = path.join(args.out, 'ratios.svg');
+  fs.writeFileSync(svgFile, await chartSvg(results));
+  console.log(`\nresults: ${jsonFile}, ${svgFile} (check it: node bench/check-chart.mjs ${svgFile})`);
 }
 
 main().catch((error) => {

@@ -96,5 +96,20 @@ export function rawEngine(socketPath, { keepAlive = true } = {}) {
     });
   }
 
-  return { request, ok, startExecAttached, close: () => agent.destroy() };
+  /**
+   * The engine's exec of `argv` in container `id` as three requests, the floor of any client's
+   * exec: `POST /containers/{id}/exec`, `POST /exec/{id}/start` (attached, read to the end),
+   * `GET /exec/{id}/json`. Resolves the exit code; a non-zero exit rejects.
+   * @param {string} id container id
+   * @param {string[]} argv
+   */
+  async function execSequence(id, argv) {
+    const { Id } = await ok('POST', `/containers/${id}/exec`, { Cmd: argv, AttachStdout: true, AttachStderr: true, Tty: false });
+    await startExecAttached(Id);
+    const { ExitCode } = await ok('GET', `/exec/${Id}/json`);
+    if (ExitCode !== 0) throw new Error(`raw exec ${argv.join(' ')}: exit ${ExitCode}`);
+    return ExitCode;
+  }
+
+  return { request, ok, startExecAttached, execSequence, close: () => agent.destroy() };
 }

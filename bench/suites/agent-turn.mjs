@@ -1,11 +1,13 @@
 // The agent-turn workload on one session: create with 3 setup commands, write N files of
-// 4 KiB, read them back (checked), N `run`s, destroy. berth through its harness provider
+// 4 KiB, read them back (checked), M `run`s (20 files and 20 or 200 runs in the full run),
+// destroy. berth through its harness provider
 // (`@berth/core/harness`) against a backend driving the `docker` CLI as the old TypeScript
 // backend does.
 import { randomBytes } from 'node:crypto';
 import { createDockerSandboxProvider } from '../../harness.mjs';
 import { cliBackend } from '../lib/cli-backend.mjs';
 import { interleave } from '../lib/stats.mjs';
+import { TURN_CONTENDERS } from '../lib/names.mjs';
 
 export const WORK_DIR = '/workspace';
 export const SETUP_COMMANDS = ['mkdir -p src', 'echo ready > .setup', 'test -f .setup'];
@@ -51,8 +53,8 @@ export async function agentTurnSuite(ctx, plan, workload) {
   return interleave({
     ...plan,
     contenders: [
-      { name: 'berth (harness provider)', run: () => agentTurn(berth, ctx.sessionId('turn'), workload) },
-      ...(ctx.cli ? [{ name: 'docker CLI backend', floor: true, run: () => agentTurn(cli, ctx.sessionId('turn'), workload) }] : []),
+      { name: TURN_CONTENDERS.berth, run: () => agentTurn(berth, ctx.sessionId('turn'), workload) },
+      ...(ctx.cli ? [{ name: TURN_CONTENDERS.cli, floor: true, run: () => agentTurn(cli, ctx.sessionId('turn'), workload) }] : []),
     ],
   });
 }

@@ -1,0 +1,15 @@
+// Contender names shared by the suites, the targets and the report.
+
+/** The one-command suite's contenders (`--only run`). */
+export const RUN_CONTENDERS = {
+  harness: 'berth harness run `true`',
+  exec: "berth session.exec(['true'])",
+  raw: 'raw exec (3 requests)',
+  cli: 'docker exec',
+};
+
+/** The agent-turn suites' contenders. */
+export const TURN_CONTENDERS = {
+  berth: 'berth (harness provider)',
+  cli: 'docker CLI backend',
+};
