@@ -1,6 +1,8 @@
 //! adoptUnlabelled: the old backend's unlabelled container, adopted for `@berth/core/container`.
 
-use napi::bindgen_prelude::{PromiseRaw, Utf16String};
+use std::collections::HashMap;
+
+use napi::bindgen_prelude::{Either, PromiseRaw, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 
@@ -12,16 +14,21 @@ use berth_core::EngineOptions;
 use berth_core::LegacyAdoptSpec;
 use berth_core::Result;
 
-with_engine_fields! {
-    /// Options of `adoptUnlabelled`.
-    pub struct BindingAdoptOptions {
-        /// Session (sandbox) id: 1 to 256 UTF-16 code units, no control characters, no lone surrogates.
-        pub session_id: Utf16String,
-        /// Container name prefix. @default 'please'
-        pub prefix: Option<Utf16String>,
-        /// The image the container must run (by image id, or by its normalised reference).
-        pub image: String,
-    }
+/// Options of `adoptUnlabelled`.
+#[napi(object)]
+pub struct BindingAdoptOptions {
+    /// Session (sandbox) id: 1 to 256 UTF-16 code units, no control characters, no lone surrogates.
+    pub session_id: Utf16String,
+    /// Container name prefix. @default 'please'
+    pub prefix: Option<Utf16String>,
+    /// The image the container must run (by image id, or by its normalised reference).
+    pub image: String,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 impl BindingAdoptOptions {

@@ -7,9 +7,6 @@
 // The core's errors are the cold path and carry their details by value for the JS `details` object.
 #![allow(clippy::result_large_err)]
 
-#[macro_use]
-mod engine_args;
-
 mod cancel;
 mod errors;
 mod files;

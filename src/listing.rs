@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use napi::bindgen_prelude::{PromiseRaw, Utf16String};
+use napi::bindgen_prelude::{Either, PromiseRaw, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 
@@ -12,26 +12,36 @@ use berth_core::HolderRecord as Record;
 use berth_core::{Listing, Scope};
 use berth_core::{ReapEntry, ReapReport};
 
-with_engine_fields! {
-    /// Options of `listSessions`.
-    pub struct BindingListOptions {
-        /// Only containers with this exact name prefix label. @default every prefix
-        pub prefix: Option<Utf16String>,
-        /// Only containers carrying all of these labels, exactly. @default none
-        pub labels: Option<HashMap<String, String>>,
-    }
+/// Options of `listSessions`.
+#[napi(object)]
+pub struct BindingListOptions {
+    /// Only containers with this exact name prefix label. @default every prefix
+    pub prefix: Option<Utf16String>,
+    /// Only containers carrying all of these labels, exactly. @default none
+    pub labels: Option<HashMap<String, String>>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
-with_engine_fields! {
-    /// Options of `reapOrphans`.
-    pub struct BindingReapOptions {
-        /// Report what would be removed; remove nothing. @default false
-        pub dry_run: Option<bool>,
-        /// Only containers with this exact name prefix label. @default every prefix
-        pub prefix: Option<Utf16String>,
-        /// Only containers carrying all of these labels, exactly. @default none
-        pub labels: Option<HashMap<String, String>>,
-    }
+/// Options of `reapOrphans`.
+#[napi(object)]
+pub struct BindingReapOptions {
+    /// Report what would be removed; remove nothing. @default false
+    pub dry_run: Option<bool>,
+    /// Only containers with this exact name prefix label. @default every prefix
+    pub prefix: Option<Utf16String>,
+    /// Only containers carrying all of these labels, exactly. @default none
+    pub labels: Option<HashMap<String, String>>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// One holder or duty record of a session.

@@ -29,72 +29,82 @@ pub struct BindingMount {
     pub read_only: Option<bool>,
 }
 
-with_engine_fields! {
-    /// Options of `createSession`, as the TypeScript entry passes them.
-    pub struct BindingCreateOptions {
-        /// Session id: 1 to 256 UTF-16 code units, no control characters, no lone surrogates.
-        pub session_id: Utf16String,
-        /// Image reference; pulled when missing.
-        pub image: String,
-        /// Container name prefix. @default 'berth'
-        pub prefix: Option<Utf16String>,
-        /// Working directory (absolute) of the container and its execs.
-        pub work_dir: Option<String>,
-        /// Container TCP ports to publish on 127.0.0.1 (each 1..65535).
-        pub ports: Option<Vec<f64>>,
-        /// Environment variables. Values never reach labels or error messages.
-        pub env: Option<HashMap<String, String>>,
-        /// User (`name`, `uid`, `uid:gid`).
-        pub user: Option<String>,
-        /// Setup commands, each an argv, run in order after start.
-        pub setup_commands: Option<Vec<Vec<String>>>,
-        /// Bind mounts.
-        pub mounts: Option<Vec<BindingMount>>,
-        /// Host directories bind sources must resolve inside (checked when the engine is local). @default any existing path
-        pub mount_roots: Option<Vec<String>>,
-        /// Container paths the session's user must be able to write (checked by verify, repaired in place).
-        pub writable_paths: Option<Vec<String>>,
-        /// Extra labels (keys outside `dev.berth.`).
-        pub labels: Option<HashMap<String, String>>,
-        /// Keep-alive entrypoint. @default ['sleep', '2147483647']
-        pub entrypoint: Option<Vec<String>>,
-        /// Network mode (`bridge`, `none`, a network name).
-        pub network_mode: Option<String>,
-        /// Capabilities to drop.
-        pub cap_drop: Option<Vec<String>>,
-        /// Set `no-new-privileges`. @default false
-        pub no_new_privileges: Option<bool>,
-        /// Mount the root filesystem read-only. @default false
-        pub read_only_root_filesystem: Option<bool>,
-        /// Memory limit, in bytes (at least 6 MiB).
-        pub memory_bytes: Option<f64>,
-        /// CPU limit, in CPUs (1.5 = one and a half).
-        pub cpus: Option<f64>,
-        /// Maximum number of processes.
-        pub pids_limit: Option<f64>,
-        /// `os/arch[/variant]` to pull and create for (`linux/amd64`). @default the engine's
-        pub platform: Option<String>,
-    }
+/// Options of `createSession`, as the TypeScript entry passes them.
+#[napi(object)]
+pub struct BindingCreateOptions {
+    /// Session id: 1 to 256 UTF-16 code units, no control characters, no lone surrogates.
+    pub session_id: Utf16String,
+    /// Image reference; pulled when missing.
+    pub image: String,
+    /// Container name prefix. @default 'berth'
+    pub prefix: Option<Utf16String>,
+    /// Working directory (absolute) of the container and its execs.
+    pub work_dir: Option<String>,
+    /// Container TCP ports to publish on 127.0.0.1 (each 1..65535).
+    pub ports: Option<Vec<f64>>,
+    /// Environment variables. Values never reach labels or error messages.
+    pub env: Option<HashMap<String, String>>,
+    /// User (`name`, `uid`, `uid:gid`).
+    pub user: Option<String>,
+    /// Setup commands, each an argv, run in order after start.
+    pub setup_commands: Option<Vec<Vec<String>>>,
+    /// Bind mounts.
+    pub mounts: Option<Vec<BindingMount>>,
+    /// Host directories bind sources must resolve inside (checked when the engine is local). @default any existing path
+    pub mount_roots: Option<Vec<String>>,
+    /// Container paths the session's user must be able to write (checked by verify, repaired in place).
+    pub writable_paths: Option<Vec<String>>,
+    /// Extra labels (keys outside `dev.berth.`).
+    pub labels: Option<HashMap<String, String>>,
+    /// Keep-alive entrypoint. @default ['sleep', '2147483647']
+    pub entrypoint: Option<Vec<String>>,
+    /// Network mode (`bridge`, `none`, a network name).
+    pub network_mode: Option<String>,
+    /// Capabilities to drop.
+    pub cap_drop: Option<Vec<String>>,
+    /// Set `no-new-privileges`. @default false
+    pub no_new_privileges: Option<bool>,
+    /// Mount the root filesystem read-only. @default false
+    pub read_only_root_filesystem: Option<bool>,
+    /// Memory limit, in bytes (at least 6 MiB).
+    pub memory_bytes: Option<f64>,
+    /// CPU limit, in CPUs (1.5 = one and a half).
+    pub cpus: Option<f64>,
+    /// Maximum number of processes.
+    pub pids_limit: Option<f64>,
+    /// `os/arch[/variant]` to pull and create for (`linux/amd64`). @default the engine's
+    pub platform: Option<String>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
-with_engine_fields! {
-    /// Options of `resumeSession`.
-    pub struct BindingResumeOptions {
-        /// Session id.
-        pub session_id: Utf16String,
-        /// Container name prefix. @default 'berth'
-        pub prefix: Option<Utf16String>,
-        /// `E_SESSION_BUSY` when a live or unknown process other than this one holds the session. @default false
-        pub exclusive: Option<bool>,
-        /// Take the duty to remove over when its holder is dead (`ownership: 'inherited'`). @default false
-        pub take_over: Option<bool>,
-        /// Create-spec fields to compare with the creation digests.
-        pub spec: Option<BindingResumeSpec>,
-        /// `'report'` (drift listed on the session) or `'error'` (`E_SPEC_DRIFT`, nothing adopted). @default 'report'
-        pub on_drift: Option<String>,
-        /// Verify the container (and repair it in place) against `spec`; a hard finding left is `E_VERIFY_FAILED`. @default false
-        pub verify: Option<bool>,
-    }
+/// Options of `resumeSession`.
+#[napi(object)]
+pub struct BindingResumeOptions {
+    /// Session id.
+    pub session_id: Utf16String,
+    /// Container name prefix. @default 'berth'
+    pub prefix: Option<Utf16String>,
+    /// `E_SESSION_BUSY` when a live or unknown process other than this one holds the session. @default false
+    pub exclusive: Option<bool>,
+    /// Take the duty to remove over when its holder is dead (`ownership: 'inherited'`). @default false
+    pub take_over: Option<bool>,
+    /// Create-spec fields to compare with the creation digests.
+    pub spec: Option<BindingResumeSpec>,
+    /// `'report'` (drift listed on the session) or `'error'` (`E_SPEC_DRIFT`, nothing adopted). @default 'report'
+    pub on_drift: Option<String>,
+    /// Verify the container (and repair it in place) against `spec`; a hard finding left is `E_VERIFY_FAILED`. @default false
+    pub verify: Option<bool>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// The create-spec fields a resume can compare (others are accepted and not compared).
@@ -125,12 +135,17 @@ pub struct BindingResumeSpec {
     pub writable_paths: Option<Vec<String>>,
 }
 
-with_engine_fields! {
-    /// Options of `peek`.
-    pub struct BindingPeekOptions {
-        /// Container name prefix. @default 'berth'
-        pub prefix: Option<Utf16String>,
-    }
+/// Options of `peek`.
+#[napi(object)]
+pub struct BindingPeekOptions {
+    /// Container name prefix. @default 'berth'
+    pub prefix: Option<Utf16String>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// Options of `Session.exec`.
@@ -255,18 +270,28 @@ pub struct BindingRemoveResult {
     pub reason: Option<String>,
 }
 
-with_engine_fields! {
-    /// Where the engine is, for `engineInfo`.
-    pub struct BindingEngineOptions {
-    }
+/// Where the engine is, for `engineInfo`.
+#[napi(object)]
+pub struct BindingEngineOptions {
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
-with_engine_fields! {
-    /// Options of `ensureImage`.
-    pub struct BindingEnsureImageOptions {
-        /// `os/arch[/variant]` to pull for (`linux/amd64`). @default the engine's
-        pub platform: Option<String>,
-    }
+/// Options of `ensureImage`.
+#[napi(object)]
+pub struct BindingEnsureImageOptions {
+    /// `os/arch[/variant]` to pull for (`linux/amd64`). @default the engine's
+    pub platform: Option<String>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// One image pull progress event.

@@ -1,6 +1,8 @@
 //! verifySession and recreateSession: their options, results and the two exports.
 
-use napi::bindgen_prelude::{PromiseRaw, Utf16String};
+use std::collections::HashMap;
+
+use napi::bindgen_prelude::{Either, PromiseRaw, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 
@@ -15,16 +17,21 @@ use berth_core::RecreateSpec;
 use berth_core::Result;
 use berth_core::VerifySpec;
 
-with_engine_fields! {
-    /// Options of `verifySession`.
-    pub struct BindingVerifyOptions {
-        /// Container name prefix. @default 'berth'
-        pub prefix: Option<Utf16String>,
-        /// What to check beyond identity, state, init and exec: `mounts`, `ports`, `writablePaths`, `user`.
-        pub spec: Option<BindingResumeSpec>,
-        /// Repair repairable findings in place and check again; a hard finding left rejects. @default true
-        pub repair: Option<bool>,
-    }
+/// Options of `verifySession`.
+#[napi(object)]
+pub struct BindingVerifyOptions {
+    /// Container name prefix. @default 'berth'
+    pub prefix: Option<Utf16String>,
+    /// What to check beyond identity, state, init and exec: `mounts`, `ports`, `writablePaths`, `user`.
+    pub spec: Option<BindingResumeSpec>,
+    /// Repair repairable findings in place and check again; a hard finding left rejects. @default true
+    pub repair: Option<bool>,
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
 }
 
 /// One verify finding.

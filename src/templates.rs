@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use napi::bindgen_prelude::PromiseRaw;
+use napi::bindgen_prelude::{Either, PromiseRaw};
 use napi::Env;
 use napi_derive::napi;
 
@@ -11,12 +11,17 @@ use super::options::engine_options;
 use berth_core::EngineOptions;
 use berth_core::TemplateRemoval as Removal;
 
-with_engine_fields! {
-    /// Where the engine is, for the template functions.
-    pub struct BindingTemplateOptions {
-        /// Only templates whose image carries all of these labels (exact). @default no filter
-        pub labels: Option<HashMap<String, String>>,
-    }
+/// Where the engine is, for the template functions.
+#[napi(object)]
+pub struct BindingTemplateOptions {
+    /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
+    pub socket_path: Option<String>,
+    /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
+    pub engine: Option<Either<String, HashMap<String, String>>>,
+    /// How long the engine's first answer may take, in milliseconds. @default 10000
+    pub connect_timeout_ms: Option<f64>,
+    /// Only templates whose image carries all of these labels (exact). @default no filter
+    pub labels: Option<HashMap<String, String>>,
 }
 
 /// One template image.

@@ -6,21 +6,26 @@
 //!
 //! # Layers
 //!
-//! The folders are layers; a folder imports only folders below it, never one above, so no
-//! import cycle runs between folders (checked in CI):
+//! The folders are layers, listed bottom first. A folder imports only folders listed before
+//! it, never one after, so no import cycle runs between folders (checked in CI):
 //!
-//! 1. [`model`](crate::model): data and rules (errors, specs, naming, labels, identity,
-//!    findings, drift, verification). Never an engine call.
-//! 2. `engine`: the connection and the Engine API calls (discovery, transport, inspect,
-//!    calls by id, images, networks, ports, bind sources, template commits). Imports `model`.
-//! 3. `exec` (imports `engine`, `model`), then `files` (may import `exec`), and `ownership`
-//!    (records, holders, holds, cleanup, removal with records, replacement records; imports
-//!    `engine`, `model`). `files` and `ownership` never import each other.
-//! 4. `session`: the handle of one session's container. Imports any layer above except `lifecycle`.
-//! 5. `lifecycle`: one file per public operation. May import every other folder.
+//! 1. `model`: data and rules (errors, specs, naming, labels, identity and liveness,
+//!    findings, drift, verification, pull progress). Never an engine call; imports nothing
+//!    else. (Identity lives here, not in `ownership`: labels encode an owner, and the
+//!    engine layer's container facts decode one.)
+//! 2. `engine`: the connection and the Engine API calls (discovery, transport, engine info,
+//!    container inspect and facts, calls by id, cancellation, images, networks, ports, bind
+//!    sources, template commits). Imports `model`.
+//! 3. `exec` (imports `engine`, `model`); `files` (may also import `exec`); `ownership`
+//!    (provenance, records, holders, holds, cleanup, removal with records, replacement
+//!    records; imports `engine`, `model`). `files` and `ownership` never import each other.
+//! 4. `session`: the handle of one session's container. Imports all of the above.
+//! 5. `lifecycle`: one file per public operation, plus their shared opening. May import
+//!    every other folder.
 //!
-//! Inside a folder, files may import each other. Everything below is crate-private except
-//! the re-exports here.
+//! Inside a folder, files may import each other. The test-only modules `engine_tests` and
+//! `error_docs` sit on top and nothing imports them. Everything is crate-private except the
+//! re-exports below.
 #![deny(missing_docs)]
 // Errors are the cold path and carry their details by value for the JS `details` object.
 #![allow(clippy::result_large_err)]
