@@ -8,12 +8,13 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::cancel::{token_of, CancelToken};
-use super::errors::js;
-use super::options::{
-    engine_options, BindingCreateOptions, BindingEngineInfo, BindingEngineOptions,
-    BindingEnsureImageOptions, BindingPeekOptions, BindingPeekResult, BindingPullProgress,
-    BindingResumeOptions,
+use super::engine_options::{
+    engine_options, BindingEngineInfo, BindingEngineOptions, BindingEnsureImageOptions,
+    BindingPullProgress,
 };
+use super::errors::js;
+use super::options::{BindingCreateOptions, BindingResumeOptions};
+use super::peek_options::{BindingPeekOptions, BindingPeekResult};
 use super::session::BindingSession;
 use berth_core::ProgressSink;
 use berth_core::{container_name as derive_name, DEFAULT_PREFIX};

@@ -7,8 +7,8 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::cancel::{token_of, CancelToken};
+use super::engine_options::engine_options;
 use super::errors::js;
-use super::options::engine_options;
 use super::session::BindingSession;
 use berth_core::EngineOptions;
 use berth_core::LegacyAdoptSpec;

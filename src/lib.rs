@@ -8,15 +8,18 @@
 #![allow(clippy::result_large_err)]
 
 mod cancel;
+mod engine_options;
 mod errors;
 mod files;
 mod functions;
 mod legacy;
 mod listing;
 mod options;
+mod peek_options;
 mod process;
 mod recovery;
 mod session;
+mod session_options;
 mod templates;
 
 #[napi_derive::module_init]

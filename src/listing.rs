@@ -6,8 +6,9 @@ use napi::bindgen_prelude::{Either, PromiseRaw, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 
+use super::engine_options::engine_options;
 use super::errors::js;
-use super::options::{engine_options, BindingPeekResult};
+use super::peek_options::BindingPeekResult;
 use berth_core::HolderRecord as Record;
 use berth_core::{Listing, Scope};
 use berth_core::{ReapEntry, ReapReport};

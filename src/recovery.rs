@@ -7,9 +7,10 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::cancel::{token_of, CancelToken};
+use super::engine_options::engine_options;
 use super::errors::js;
 use super::functions::{sink, PullProgressFn};
-use super::options::{engine_options, BindingCreateOptions, BindingResumeSpec};
+use super::options::{BindingCreateOptions, BindingResumeSpec};
 use super::session::BindingSession;
 use berth_core::EngineOptions;
 use berth_core::Expect;

@@ -9,13 +9,13 @@ use napi_derive::napi;
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use super::files::{BindingFileReader, BindingFileWriter};
-use super::options::{
-    owner_js, BindingExecOptions, BindingExecResult, BindingOwner, BindingReleaseResult,
-    BindingRemoveOptions, BindingRemoveResult, BindingStopOptions, BindingStopResult,
-    BindingWriteFileOptions,
-};
+use super::peek_options::{owner_js, BindingOwner};
 use super::process::BindingExecProcess;
 use super::recovery::{BindingReplaced, BindingVerification};
+use super::session_options::{
+    BindingExecOptions, BindingExecResult, BindingReleaseResult, BindingRemoveOptions,
+    BindingRemoveResult, BindingStopOptions, BindingStopResult, BindingWriteFileOptions,
+};
 use berth_core::whole_number;
 use berth_core::NetworkPolicy;
 use berth_core::Session;

@@ -6,8 +6,8 @@ use napi::bindgen_prelude::{Either, PromiseRaw};
 use napi::Env;
 use napi_derive::napi;
 
+use super::engine_options::engine_options;
 use super::errors::js;
-use super::options::engine_options;
 use berth_core::EngineOptions;
 use berth_core::TemplateRemoval as Removal;
 
