@@ -22,14 +22,16 @@ use crate::engine::images::{ensure_image, PullOptions};
 use crate::exec::{self, ExecOptions};
 use crate::lifecycle::opening::{self, Opening};
 use crate::model::errors::{Error, Holder, Result};
+use crate::model::identity;
+use crate::model::labels;
 use crate::model::naming::DEFAULT_PREFIX;
 use crate::model::spec::CreateSpec;
+use crate::ownership::cleanup;
 use crate::ownership::hold;
 use crate::ownership::holders::Role;
+use crate::ownership::records;
+use crate::ownership::removal;
 use crate::session::{Ownership, Session};
-use crate::{
-    model::identity, model::labels, ownership::cleanup, ownership::records, ownership::removal,
-};
 
 /// The operation an `E_ABORTED` names: the API call, as the TypeScript entry names it too.
 const OPERATION: &str = "createSession";
