@@ -12,3 +12,4 @@ if leaks=$(grep -rnE '(^|[^[:alnum:]_])(napi(_derive)?::|use napi|extern crate n
 fi
 
 cargo clippy --all-targets -- -D warnings
+node scripts/check-layers.mjs
