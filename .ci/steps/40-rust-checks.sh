@@ -10,3 +10,5 @@ if grep -nE '^[[:space:]]*napi' crates/berth-core/Cargo.toml; then
 fi
 
 cargo clippy --workspace --all-targets -- -D warnings
+# No import cycle between the core's top-level modules (its folders and session.rs).
+node scripts/check-layers.mjs
