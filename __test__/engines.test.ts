@@ -17,8 +17,8 @@ import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { testEngineName, testSocketPath } from './helpers/test-engine.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
-/** The states SPEC §8 allows in `PeekResult.state`. */
-const SPEC_STATES = ['created', 'running', 'paused', 'restarting', 'exited', 'removing', 'dead', 'unknown'];
+/** The states `PeekResult.state` may take (docs/design.md#public-api). */
+const PEEK_STATES = ['created', 'running', 'paused', 'restarting', 'exited', 'removing', 'dead', 'unknown'];
 
 describe.skipIf(!engineAvailable())(`engine under test (${testEngineName()})`, () => {
   afterAll(() => expectNoLeaks());
@@ -53,7 +53,7 @@ describe.skipIf(!engineAvailable())(`engine under test (${testEngineName()})`, (
     expect(await session.stop({ timeoutMs: 0 })).toEqual({ stopped: true });
     const seen = await peek(sessionId, engine);
     expect(seen).not.toBeNull();
-    expect(SPEC_STATES).toContain(seen!.state);
+    expect(PEEK_STATES).toContain(seen!.state);
     expect(seen!.state).toBe('exited');
     expect(['exited', 'stopped']).toContain(seen!.rawState);
   });

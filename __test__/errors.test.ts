@@ -23,7 +23,7 @@ const subclasses = Object.values(errors).filter(
 );
 
 describe('error classes', () => {
-  it('has one subclass per SPEC code', () => {
+  it('has one subclass per stable code (docs/design.md#errors)', () => {
     expect(subclasses.map((c) => c.CODE).sort()).toEqual([...ERROR_CODES].sort());
   });
 

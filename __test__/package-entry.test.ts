@@ -12,7 +12,7 @@ describe('package root', () => {
     for (const [name, value] of Object.entries(esm)) expect(value, name).toBe(cjs[name]);
   });
 
-  it('exports the SPEC §8 entry points and error classes', () => {
+  it('exports the public API entry points and error classes (docs/design.md#public-api)', () => {
     for (const name of ['containerName', 'createSession', 'resumeSession', 'peek', 'listSessions', 'reapOrphans', 'Session', 'BerthError', 'SessionExistsError']) {
       expect(typeof (esm as Record<string, unknown>)[name], name).toBe('function');
     }

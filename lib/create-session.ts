@@ -1,12 +1,7 @@
-import { withAbort } from './abort';
-import { loadBinding, type NativeBinding } from './binding';
-import { toNativeSpec } from './create-spec';
-import { engineOptions } from './engine-option';
-import { callNative } from './native-call';
-import { Session } from './session';
+import { loadBinding } from './binding';
+import { prepare, runCreate } from './prepare-create';
+import type { Session } from './session';
 import type { CreateSessionOptions } from './types';
-import { progressCallback } from './pull-progress';
-import { compact, expectObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
 
 /**
  * Creates a fresh session: a new container under the derived name, started, set up, ready.
@@ -29,12 +24,8 @@ import { compact, expectObject, expectOptionalSignal, expectOptionalString, expe
  * @param options The create spec (see {@link CreateSessionOptions}); sizes in bytes; engine
  *   selection (`engine`, `socketPath`, `connectTimeoutMs`); pull options (`platform`, `onPullProgress`).
  * @returns The session handle.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
- * @throws SessionExistsError `E_SESSION_EXISTS` when the name is taken; `details` say by what.
- * @throws ImageNotFoundError `E_IMAGE_NOT_FOUND` when the image is neither local nor pullable.
- * @throws SetupFailedError `E_SETUP_FAILED` when a setup command exits non-zero.
- * @throws AbortedError `E_ABORTED` when `abortSignal` fires.
- * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @throws {BerthError} with a code listed in the core's `create_session` doc
+ *   (crates/berth-core/src/lifecycle/create.rs); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { createSession } from '@berth/core';
@@ -49,22 +40,8 @@ import { compact, expectObject, expectOptionalSignal, expectOptionalString, expe
  * ```
  */
 export async function createSession(options: CreateSessionOptions): Promise<Session> {
-  expectObject(options, 'options');
-  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, ...spec } = options;
-  expectString(spec.sessionId, 'sessionId', { wellFormed: false });
-  expectString(spec.image, 'image');
-  expectOptionalString(platform, 'platform');
-  expectOptionalSignal(abortSignal, 'abortSignal');
-  const onProgress = progressCallback(onPullProgress);
-  const native = compact({
-    ...toNativeSpec(spec),
-    platform,
-    ...engineOptions({ engine, socketPath, connectTimeoutMs }),
-  }) as Parameters<NativeBinding['createSession']>[0];
-  const session = await callNative(() =>
-    withAbort(abortSignal, 'createSession', (token) =>
-      loadBinding().createSession(native, token, onProgress),
-    ),
+  const prepared = prepare(options);
+  return runCreate('createSession', prepared, (native, token, onProgress) =>
+    loadBinding().createSession(native, token, onProgress),
   );
-  return new Session(session);
 }

@@ -12,8 +12,8 @@ import { expectOptionalObject } from './validate';
  * Engine API: `GET /version`, `GET /info`.
  *
  * @param options Engine selection (`engine`, `socketPath`, `connectTimeoutMs`).
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for an unknown engine or one this platform does not support.
- * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE` saying what was tried and the likely fix.
+ * @throws {BerthError} with a code listed in the core's `engine_info` doc
+ *   (crates/berth-core/src/engine/); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { engineInfo } from '@berth/core';

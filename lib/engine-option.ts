@@ -18,7 +18,7 @@ export interface NativeEngineOptions {
 /**
  * Checks `engine`, `socketPath` and `connectTimeoutMs` and returns them as the native
  * options expect them (a per-platform map without its `undefined` entries). The native core
- * resolves `engine` for this platform (SPEC §4 precedence) and rejects an engine this
+ * resolves `engine` for this platform (precedence: docs/design.md#engines) and rejects an engine this
  * platform does not support.
  *
  * @throws InvalidArgumentError `E_INVALID_ARGUMENT` naming the valid values for an unknown

@@ -18,9 +18,8 @@ import { compact, expectOptionalObject, expectOptionalString, expectString } fro
  * @param image Image reference, e.g. `'node:20'` or `'registry.example:5000/team/img:1'`
  *   (no tag means `latest`, never all tags).
  * @param options `platform`, `onPullProgress`, engine selection.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad argument, before any engine call.
- * @throws ImageNotFoundError `E_IMAGE_NOT_FOUND` when the pull fails; `details.reason` is the registry's.
- * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @throws {BerthError} with a code listed in the core's `ensure_image_at` doc
+ *   (crates/berth-core/src/engine/); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { ensureImage } from '@berth/core';

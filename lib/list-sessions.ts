@@ -18,8 +18,8 @@ import { compact, expectOptionalObject, expectOptionalString, expectOptionalStri
  *
  * @param options `prefix`, `labels`, engine selection.
  * @returns One {@link SessionListing} per managed container, in the engine's order.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad prefix or label, before any engine call.
- * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @throws {BerthError} with a code listed in the core's `list_sessions` doc
+ *   (crates/berth-core/src/lifecycle/list.rs); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { listSessions } from '@berth/core';

@@ -13,8 +13,8 @@ import { compact, expectOptionalObject, expectOptionalString, expectString } fro
  * @param sessionId The session id.
  * @param options `prefix` (default `'berth'`) and engine selection.
  * @returns What holds the derived name (managed by berth or not), or `null` when nothing does.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad argument, before any engine call.
- * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @throws {BerthError} with a code listed in the core's `peek` doc
+ *   (crates/berth-core/src/lifecycle/peek.rs); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { peek } from '@berth/core';

@@ -24,8 +24,8 @@ import { expectOptionalBoolean } from './validate';
  *
  * @param options `dryRun` (remove nothing, report what would go), `prefix`, `labels`, engine selection.
  * @returns `{ removed, kept, removedRecords }`, each container with its reason.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
- * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE` when listing fails.
+ * @throws {BerthError} with a code listed in the core's `reap_orphans` doc
+ *   (crates/berth-core/src/lifecycle/reap.rs); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { reapOrphans } from '@berth/core';

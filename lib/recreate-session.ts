@@ -1,12 +1,8 @@
-import { withAbort } from './abort';
-import { loadBinding, type NativeBinding } from './binding';
-import { toNativeSpec } from './create-spec';
-import { engineOptions } from './engine-option';
-import { callNative } from './native-call';
-import { progressCallback } from './pull-progress';
-import { Session } from './session';
+import { loadBinding } from './binding';
+import { prepare, runCreate } from './prepare-create';
+import type { Session } from './session';
 import type { RecreateSessionOptions } from './types';
-import { compact, expectObject, expectOptionalBoolean, expectOptionalSignal, expectOptionalString, expectString } from './validate';
+import { expectObject, expectOptionalBoolean } from './validate';
 
 /**
  * Replaces a session's container with a new one made from `options`, explicitly, with rollback.
@@ -40,12 +36,8 @@ import { compact, expectObject, expectOptionalBoolean, expectOptionalSignal, exp
  *
  * @param options The new container's create spec, `takeOver`, engine selection, pull options, `abortSignal`.
  * @returns A `created` handle on the new container, with `replaced` and `verification`.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option (or a bind source outside `mountRoots`), before any engine change.
- * @throws SessionNotFoundError `E_SESSION_NOT_FOUND`, ForeignContainerError `E_FOREIGN_CONTAINER`.
- * @throws SessionBusyError `E_SESSION_BUSY`: `'not-owner'`, `'recreating'`, `'taken-over'`, `'initialising'`.
- * @throws ImageNotFoundError `E_IMAGE_NOT_FOUND` (nothing changed).
- * @throws SetupFailedError `E_SETUP_FAILED`, VerifyFailedError `E_VERIFY_FAILED`, EngineError `E_ENGINE`: rolled back.
- * @throws AbortedError `E_ABORTED`: rolled back. EngineUnavailableError `E_ENGINE_UNAVAILABLE`.
+ * @throws {BerthError} with a code listed in the core's `recreate_session` doc
+ *   (crates/berth-core/src/lifecycle/recreate.rs); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { recreateSession } from '@berth/core';
@@ -56,22 +48,10 @@ import { compact, expectObject, expectOptionalBoolean, expectOptionalSignal, exp
  */
 export async function recreateSession(options: RecreateSessionOptions): Promise<Session> {
   expectObject(options, 'options');
-  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, takeOver, ...spec } = options;
-  expectString(spec.sessionId, 'sessionId', { wellFormed: false });
-  expectString(spec.image, 'image');
-  expectOptionalString(platform, 'platform');
+  const { takeOver, ...create } = options;
+  const prepared = prepare(create);
   expectOptionalBoolean(takeOver, 'takeOver');
-  expectOptionalSignal(abortSignal, 'abortSignal');
-  const onProgress = progressCallback(onPullProgress);
-  const native = compact({
-    ...toNativeSpec(spec),
-    platform,
-    ...engineOptions({ engine, socketPath, connectTimeoutMs }),
-  }) as Parameters<NativeBinding['recreateSession']>[0];
-  const session = await callNative(() =>
-    withAbort(abortSignal, 'recreateSession', (token) =>
-      loadBinding().recreateSession(native, takeOver, token, onProgress),
-    ),
+  return runCreate('recreateSession', prepared, (native, token, onProgress) =>
+    loadBinding().recreateSession(native, takeOver, token, onProgress),
   );
-  return new Session(session);
 }

@@ -41,16 +41,8 @@ import {
  *
  * @param options `sessionId`, `prefix`, `exclusive`, `takeOver`, `spec` + `onDrift`, engine selection, `abortSignal`.
  * @returns The session handle; `drift` lists the `spec` fields that differ from creation.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
- * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when no container has the derived name.
- * @throws ForeignContainerError `E_FOREIGN_CONTAINER` when berth does not manage that container for this session.
- * @throws SessionBusyError `E_SESSION_BUSY`: `details.reason` is `'held'` (`exclusive` and another live or unknown
- * holder), `'taken-over'` (another process won the take-over, or holds the duty since), or `'initialising'`.
- * @throws SessionIncompleteError `E_SESSION_INCOMPLETE` when setup never finished and the creator is dead.
- * @throws SpecDriftError `E_SPEC_DRIFT` with `onDrift: 'error'` and any drift; nothing adopted.
- * @throws VerifyFailedError `E_VERIFY_FAILED` with `verify` when a hard finding is left after repair
- * (see {@link verifySession}); the handle's hold is dropped again.
- * @throws AbortedError `E_ABORTED`, EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @throws {BerthError} with a code listed in the core's `resume_session` doc
+ *   (crates/berth-core/src/lifecycle/resume.rs); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { resumeSession } from '@berth/core';

@@ -105,10 +105,9 @@ export class Session implements AsyncDisposable {
    * @param argv Program and arguments, at least one string.
    * @param options `cwd`, `env`, `user`, `timeoutMs` (ms), `maxBufferBytes` (bytes), `stdin`, `abortSignal`.
    * @returns The exit code as the engine reports it, and the output bytes.
-   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a malformed argv or option, before any engine call.
-   * @throws ExecTimeoutError `E_EXEC_TIMEOUT` past `timeoutMs`; the process tree was killed, `details.stdout`/`stderr` hold the output so far.
-   * @throws AbortedError `E_ABORTED` when `abortSignal` fires; same cleanup and details.
-   * @throws EngineError `E_ENGINE` when the engine refuses (e.g. the container is stopped).
+   * @throws {BerthError} with a code listed in the core's `Session::exec` doc
+   *   (crates/berth-core/src/session.rs); each code's class and `details`: docs/design.md#errors.
+   *   A timeout or abort kills the process tree first (docs/design.md#exec).
    */
   async exec(argv: string[], options: ExecOptions = {}): Promise<ExecResult> {
     expectStringArray(argv, 'argv', 1);
@@ -133,10 +132,9 @@ export class Session implements AsyncDisposable {
    *
    * @param argv Program and arguments (no shell: pass `['sh', '-c', cmd]` for one).
    * @param options `cwd`, `env`, `user`, `stdin` (written, then closed), `timeoutMs` (ms), `abortSignal`.
-   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` before any engine call.
-   * @throws AbortedError `E_ABORTED` when `abortSignal` is already aborted; later aborts and
-   * timeouts reject `wait()` and error both streams (`E_ABORTED`, `E_EXEC_TIMEOUT`).
-   * @throws EngineError `E_ENGINE` when the engine refuses (e.g. the container is stopped).
+   * @throws {BerthError} with a code listed in the core's `Session::spawn` doc
+   *   (crates/berth-core/src/session.rs); each code's class and `details`: docs/design.md#errors.
+   *   Aborts and timeouts after the start reject `wait()` and error both streams instead.
    * @example
    * ```ts
    * const p = await session.spawn(['sh', '-c', 'npm test']);

@@ -1,5 +1,5 @@
 /**
- * Public shapes of `@berth/core` (SPEC §8). Units are in the names or the docs:
+ * Public shapes of `@berth/core` (docs/design.md#public-api). Units are in the names or the docs:
  * durations in milliseconds, sizes in bytes.
  */
 
@@ -8,12 +8,12 @@ export type EngineName = 'docker' | 'podman';
 
 /**
  * Which engine to use: a name, or one per platform (`{ linux: 'podman', darwin: 'docker' }`).
- * Precedence (SPEC §4): `socketPath`, then `engine`, then `DOCKER_HOST` / `CONTAINER_HOST`,
+ * Precedence (docs/design.md#engines): `socketPath`, then `engine`, then `DOCKER_HOST` / `CONTAINER_HOST`,
  * then the current Docker context, then the platform's usual sockets.
  */
 export type EngineOption = EngineName | Partial<Record<'linux' | 'darwin' | 'win32', EngineName>>;
 
-/** Where the engine is; all optional, discovery fills the rest (SPEC §4 precedence). */
+/** Where the engine is; all optional, discovery fills the rest (precedence: docs/design.md#engines). */
 export interface EngineOptions {
   /** Engine name or per-platform map. @default discovered */
   engine?: EngineOption;
@@ -437,17 +437,21 @@ export interface ExecResult {
   truncated?: boolean;
 }
 
-/** Options of {@link Session.stop}. */
 /** Outbound network access of a session container (see `Session.setNetworkPolicy`). */
 export interface NetworkPolicy {
   /** `'allow-all'`: attached to its own network; `'deny-all'`: loopback only. */
   mode: 'allow-all' | 'deny-all';
 }
 
+/**
+ * Options of {@link Session.stop}. Only an owner (created or inherited) stops the container;
+ * an adopted handle resolves `{ stopped: false, reason: 'not-owner' }` without an engine call
+ * unless `force`. See docs/design.md#ownership-and-removal.
+ */
 export interface StopOptions {
-  /** Stop even an adopted session. @default false */
+  /** Stop even an adopted session (another process's container). @default false */
   force?: boolean;
-  /** Grace period before SIGKILL, in milliseconds. @default the engine's */
+  /** Grace period after SIGTERM before SIGKILL, in milliseconds. @default 10000 */
   timeoutMs?: number;
 }
 

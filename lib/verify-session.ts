@@ -35,10 +35,8 @@ import { compact, expectOptionalBoolean, expectOptionalObject, expectOptionalSig
  * @param options `prefix`, `spec` (`mounts`, `ports`, `writablePaths`, `user`), `repair` (default true),
  *   engine selection, `abortSignal`.
  * @returns `{ id, ok, findings }`; repaired findings carry `repaired: true`.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
- * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when no container has the derived name.
- * @throws VerifyFailedError `E_VERIFY_FAILED` (with `repair`) when a hard finding is left.
- * @throws AbortedError `E_ABORTED`, EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @throws {BerthError} with a code listed in the core's `verify_session` doc
+ *   (crates/berth-core/src/lifecycle/verify.rs); each code's class and `details`: docs/design.md#errors.
  * @example
  * ```ts
  * import { verifySession, VerifyFailedError } from '@berth/core';

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks and lints the Rust core for the platforms CI cannot build (macOS, Windows), so a
+# Type-checks and lints the Rust core (crates/berth-core) for the platforms CI cannot build (macOS, Windows), so a
 # `cfg`-gated path that only they compile (liveness through proc_pidinfo, named pipes, the
 # Windows spool) cannot rot unseen. No linker or SDK is needed: `cargo clippy` stops before
 # linking, and the C files of build scripts (ring) are stood in for by empty objects.
@@ -31,5 +31,5 @@ for t in "${targets[@]}"; do
   echo "== $t"
   v=${t//-/_}
   env "CC_$v=$tools/cc" "AR_$v=$tools/ar" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/other-targets" \
-    cargo clippy --lib --target "$t" -- -D warnings
+    cargo clippy -p berth-core --lib --target "$t" -- -D warnings
 done

@@ -1,337 +1,140 @@
-//! Files: read and write files in a session's container, streamed, owned by the container's user.
-//!
-//! Reads and writes go through the engine's archive API ([`crate::archive`]) and fall back to
-//! an exec of `sh` ([`crate::file_fallback`]) where the archive API cannot reach the path (a
-//! tmpfs mount: found in the container's `/proc/mounts`) or refuses to write (read-only root
-//! filesystem: the engine's refusal, confirmed by inspecting the container). Once per session
-//! berth learns the container user's numeric uid and gid and its mount table with one exec of
-//! `sh -c 'id -u; id -g; cat /proc/mounts'` (falling back to the inspected `User` and `Tmpfs`).
-//!
-//! A 404 from the archive API means either a missing path or a missing container: berth
-//! inspects the container id to tell them apart (`E_SESSION_NOT_FOUND` for the latter), never
-//! the message text.
+//! BindingFileReader and BindingFileWriter: streaming file reads and spooled writes.
 
-use bytes::Bytes;
-use futures_util::stream;
-use tokio::sync::mpsc;
-use tokio_util::io::ReaderStream;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Buffer, PromiseRaw};
+use napi::Env;
+use napi_derive::napi;
+use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::archive::{self, Head, Owner, Stat};
-use crate::container;
-use crate::engine::status;
-use crate::errors::{Error, Result};
-use crate::exec_stream::{ExecProcess, Which};
-use crate::file_context::{gone, FsContext, Target};
-use crate::file_fallback::{self, Kind, Source};
-pub use crate::spool::Spool;
+use super::cancel::{token_of, CancelToken};
+use super::errors::js;
+use berth_core::Session;
+use berth_core::{FileReader, FileWriter};
 
-/// Mode of a written file unless the caller gives one.
-pub const DEFAULT_FILE_MODE: u32 = 0o644;
-/// How many symbolic links a read follows before `E_INVALID_ARGUMENT`.
-pub const MAX_SYMLINK_HOPS: usize = 8;
-const MEMORY_CHUNK_BYTES: usize = 64 * 1024;
-
-/// Checks and normalises a file path: absolute, no NUL, no `.` or `..` component, not `/`;
-/// repeated and trailing slashes are dropped. `E_INVALID_ARGUMENT` naming `field`.
-pub fn normalize_path(field: &str, path: &str) -> Result<String> {
-    if !path.starts_with('/') || path.contains('\0') {
-        return Err(Error::invalid(
-            field,
-            "must be an absolute path without NUL",
-        ));
-    }
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    if parts.iter().any(|p| *p == "." || *p == "..") {
-        return Err(Error::invalid(
-            field,
-            "must not contain `.` or `..` components",
-        ));
-    }
-    if parts.is_empty() {
-        return Err(Error::invalid(field, "must name a file, not `/`"));
-    }
-    Ok(format!("/{}", parts.join("/")))
+/// A file being read from a container, chunk by chunk (64 KiB), from `BindingSession.openFile`.
+#[napi]
+pub struct BindingFileReader {
+    inner: Arc<Mutex<Option<FileReader>>>,
+    size: Option<u64>,
+    cancelled: CancellationToken,
 }
 
-fn parent(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(0) | None => "/",
-        Some(i) => &path[..i],
-    }
-}
-
-/// Resolves a symlink target found at `path` (relative targets are relative to its directory).
-fn resolve_link(path: &str, target: &str) -> Option<String> {
-    let joined = if target.starts_with('/') {
-        target.to_string()
-    } else {
-        format!("{}/{target}", parent(path))
-    };
-    let mut out: Vec<&str> = Vec::new();
-    for part in joined.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            p => out.push(p),
+impl BindingFileReader {
+    /// Wraps a core reader.
+    pub fn new(r: FileReader) -> Self {
+        BindingFileReader {
+            size: r.size,
+            inner: Arc::new(Mutex::new(Some(r))),
+            cancelled: CancellationToken::new(),
         }
     }
-    (!out.is_empty()).then(|| format!("/{}", out.join("/")))
 }
 
-/// After a 404: `E_SESSION_NOT_FOUND` when the container is gone, else `Ok(())` (the path is).
-async fn container_or_gone(t: Target<'_>) -> Result<()> {
-    match container::inspect(t.engine, t.id).await? {
-        Some(_) => Ok(()),
-        None => Err(gone(t)),
-    }
-}
-
-/// An open file being read, chunk by chunk.
-pub struct FileReader {
-    /// Size in bytes, when known up front (archive reads).
-    pub size: Option<u64>,
-    source: ReadSource,
-}
-
-enum ReadSource {
-    Archive(mpsc::Receiver<Result<Bytes>>),
-    Exec { process: ExecProcess, path: String },
-}
-
-impl FileReader {
-    /// The next chunk, `Ok(None)` at the end. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-    pub async fn next(&mut self) -> Result<Option<Bytes>> {
-        match &mut self.source {
-            ReadSource::Archive(rx) => rx.recv().await.transpose(),
-            ReadSource::Exec { process, path } => match process.next(Which::Stdout).await? {
-                Some(b) => Ok(Some(b)),
-                None => file_fallback::finish_read(process, path)
-                    .await
-                    .map(|_| None),
-            },
-        }
+#[napi]
+impl BindingFileReader {
+    /// Size in bytes when known up front (null on the exec fallback).
+    #[napi(getter)]
+    pub fn size(&self) -> Option<f64> {
+        self.size.map(|s| s as f64)
     }
 
-    /// Reads the rest into one buffer.
-    pub async fn read_to_end(&mut self) -> Result<Vec<u8>> {
-        let mut all = Vec::with_capacity(self.size.unwrap_or(0).min(1 << 30) as usize);
-        while let Some(b) = self.next().await? {
-            all.extend_from_slice(&b);
-        }
-        Ok(all)
-    }
-}
-
-/// Opens `path` for reading; `Ok(None)` when nothing is there. Symbolic links are followed
-/// (at most [`MAX_SYMLINK_HOPS`]).
-///
-/// `GET /containers/{id}/archive?path=` (or the exec fallback). Errors: `E_INVALID_ARGUMENT`
-/// (a bad path, a directory, a special file, a symlink loop), `E_SESSION_NOT_FOUND` (the
-/// container is gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn open(t: Target<'_>, ctx: &FsContext, path: &str) -> Result<Option<FileReader>> {
-    let mut path = normalize_path("path", path)?;
-    for _ in 0..=MAX_SYMLINK_HOPS {
-        if ctx.needs_exec(&path) {
-            return match file_fallback::kind(t.engine, t.id, t.name, &path).await? {
-                Kind::Absent => Ok(None),
-                Kind::Dir => Err(Error::invalid("path", format!("`{path}` is a directory"))),
-                Kind::Special => Err(Error::invalid(
-                    "path",
-                    format!("`{path}` is not a regular file"),
-                )),
-                Kind::File => Ok(Some(FileReader {
-                    size: None,
-                    source: ReadSource::Exec {
-                        process: file_fallback::open(t.engine, t.id, t.name, &path).await?,
-                        path,
-                    },
-                })),
+    /// The next chunk, or `null` at the end (and after `cancel()`).
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn read<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, Option<Buffer>>> {
+        let inner = self.inner.clone();
+        let cancelled = self.cancelled.clone();
+        env.spawn_future(async move {
+            let mut guard = inner.lock().await;
+            let Some(reader) = guard.as_mut() else {
+                return Ok(None);
             };
-        }
-        let Some(download) = archive::download(t.engine, t.id, &path).await? else {
-            container_or_gone(t).await?;
-            return Ok(None);
-        };
-        match download.head {
-            Head::File { size } => {
-                return Ok(Some(FileReader {
-                    size: Some(size),
-                    source: ReadSource::Archive(download.chunks),
-                }))
+            let next = tokio::select! {
+                n = reader.next() => n,
+                _ = cancelled.cancelled() => Ok(None),
+            };
+            if !matches!(next, Ok(Some(_))) || cancelled.is_cancelled() {
+                // The end, an error or a cancel: the download is dropped now.
+                *guard = None;
             }
-            Head::Dir => return Err(Error::invalid("path", format!("`{path}` is a directory"))),
-            Head::Other => {
-                return Err(Error::invalid(
-                    "path",
-                    format!("`{path}` is not a regular file"),
-                ))
-            }
-            Head::Symlink(target) => {
-                path = resolve_link(&path, &target).ok_or_else(|| {
-                    Error::invalid("path", format!("`{path}` links to `{target}`"))
-                })?;
-            }
+            Ok(js(next)?.map(|b| Buffer::from(b.to_vec())))
+        })
+    }
+
+    /// Stops reading and drops the download now, closing its engine connection. Idempotent.
+    ///
+    /// This matters: while a download is open, Docker holds the container's lock, and other
+    /// calls on that container (archive, inspect, exec) wait for it.
+    #[napi]
+    pub fn cancel(&self) {
+        self.cancelled.cancel();
+        // A read in progress holds the lock; it sees the token and drops the reader itself.
+        if let Ok(mut guard) = self.inner.try_lock() {
+            guard.take();
         }
     }
-    Err(Error::invalid(
-        "path",
-        format!("more than {MAX_SYMLINK_HOPS} symbolic links"),
-    ))
 }
 
-/// What to write.
-pub enum Data {
-    /// Bytes in memory.
-    Bytes(Bytes),
-    /// A complete spool.
-    Spool(Spool),
-}
-
-/// Writes `data` to `path`, owned by the container's user with `mode` (default 0644),
-/// creating missing parent directories (mode 0755, owned by the user) and leaving existing
-/// ones as they are. A symbolic link at `path` is written through.
-///
-/// `HEAD /containers/{id}/archive?path=` for the path and each missing parent, then
-/// `PUT /containers/{id}/archive?path=/` (or the exec fallback). Errors: `E_INVALID_ARGUMENT`
-/// (a bad path, a directory there, a parent that is not a directory), `E_SESSION_NOT_FOUND`,
-/// `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub async fn write(
-    t: Target<'_>,
-    ctx: &FsContext,
-    path: &str,
-    mut data: Data,
+/// A write of unknown length to a container file: chunks are spooled to an unlinked host
+/// temp file and uploaded by `close()`. From `BindingSession.createFileWriter`. The state
+/// machine is the core's `FileWriter`.
+#[napi]
+pub struct BindingFileWriter {
+    session: Arc<Session>,
+    path: String,
     mode: Option<u32>,
-    cancel: &CancellationToken,
-) -> Result<()> {
-    let mut path = normalize_path("path", path)?;
-    let mode = mode.unwrap_or(DEFAULT_FILE_MODE);
-    if mode > 0o7777 {
-        return Err(Error::invalid("mode", "must be a file mode in 0..0o7777"));
-    }
-    if !ctx.needs_exec(&path) {
-        match archive::stat(t.engine, t.id, &path).await? {
-            Stat::Dir => return Err(Error::invalid("path", format!("`{path}` is a directory"))),
-            Stat::Symlink(target) if target.starts_with('/') => path = target,
-            _ => {}
-        }
-    }
-    if !ctx.needs_exec(&path) {
-        let dirs = missing_parents(t, &path).await?;
-        let size = match &data {
-            Data::Bytes(b) => b.len() as u64,
-            Data::Spool(s) => s.len(),
-        };
-        let owner = Owner {
-            uid: ctx.uid,
-            gid: ctx.gid,
-        };
-        let prefix = archive::tar_prefix(&dirs, &path, size, mode, owner)?;
-        let upload = match &mut data {
-            Data::Bytes(b) => {
-                let chunks: Vec<std::io::Result<Bytes>> = (0..b.len())
-                    .step_by(MEMORY_CHUNK_BYTES)
-                    .map(|i| Ok(b.slice(i..(i + MEMORY_CHUNK_BYTES).min(b.len()))))
-                    .collect();
-                let body = stream::iter(chunks);
-                tokio::select! {
-                    r = archive::upload(t.engine, t.id, prefix, size, body) => r,
-                    _ = cancel.cancelled() => return Err(Error::aborted("writeFile")),
-                }
-            }
-            Data::Spool(s) => {
-                let body = ReaderStream::new(s.reader().await?);
-                tokio::select! {
-                    r = archive::upload(t.engine, t.id, prefix, size, body) => r,
-                    _ = cancel.cancelled() => return Err(Error::aborted("writeFile")),
-                }
-            }
-        };
-        match upload {
-            Ok(()) => return Ok(()),
-            Err(e) if status(&e) == Some(404) => {
-                container_or_gone(t).await?;
-                return Err(t.engine.error("write file", e));
-            }
-            Err(e) if status(&e).is_some() => {
-                // A refusal: fall back only when the root filesystem is read-only.
-                let c = container::inspect(t.engine, t.id)
-                    .await?
-                    .ok_or_else(|| gone(t))?;
-                let read_only = c
-                    .host_config
-                    .as_ref()
-                    .and_then(|h| h.readonly_rootfs)
-                    .unwrap_or(false);
-                if !read_only {
-                    return Err(t.engine.error("write file", e));
-                }
-            }
-            Err(e) => return Err(t.engine.error("write file", e)),
-        }
-    }
-    let source = match data {
-        Data::Bytes(b) => Source::Bytes(b),
-        Data::Spool(mut s) => Source::File(s.reader().await?),
-    };
-    file_fallback::write(
-        t.engine,
-        t.id,
-        t.name,
-        &path,
-        source,
-        ctx.uid,
-        ctx.gid,
-        mode,
-        cancel.clone(),
-    )
-    .await
+    writer: Arc<FileWriter>,
 }
 
-/// The missing ancestors of `path`, outermost first; stops at the first that exists.
-async fn missing_parents(t: Target<'_>, path: &str) -> Result<Vec<String>> {
-    let mut dirs = Vec::new();
-    let mut cur = parent(path);
-    while cur != "/" {
-        match archive::stat(t.engine, t.id, cur).await? {
-            Stat::Absent => dirs.push(cur.to_string()),
-            Stat::Dir | Stat::Symlink(_) => break,
-            Stat::Other => {
-                return Err(Error::invalid(
-                    "path",
-                    format!("parent `{cur}` is not a directory"),
-                ))
-            }
+impl BindingFileWriter {
+    /// A writer for `path` in `session`'s container.
+    pub fn new(session: Arc<Session>, path: String, mode: Option<u32>) -> Self {
+        BindingFileWriter {
+            session,
+            path,
+            mode,
+            writer: Arc::new(FileWriter::new()),
         }
-        cur = parent(cur);
     }
-    dirs.reverse();
-    Ok(dirs)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_are_checked_and_normalised() {
-        assert_eq!(normalize_path("p", "/tmp//a b/ü/").unwrap(), "/tmp/a b/ü");
-        for bad in ["tmp/x", "/", "/a/../b", "/a/./b", "/a\0b", ""] {
-            assert_eq!(
-                normalize_path("p", bad).unwrap_err().code(),
-                "E_INVALID_ARGUMENT",
-                "{bad:?}"
-            );
-        }
+#[napi]
+impl BindingFileWriter {
+    /// Appends `chunk` to the spool. Errors: `E_INVALID_ARGUMENT` after close/abort, `E_ENGINE` (host I/O).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn write<'e>(&self, env: &'e Env, chunk: Buffer) -> napi::Result<PromiseRaw<'e, ()>> {
+        let bytes = chunk.to_vec();
+        let writer = self.writer.clone();
+        env.spawn_future(async move { js(writer.write(&bytes).await) })
     }
 
-    #[test]
-    fn links_resolve_relative_to_their_directory() {
-        assert_eq!(resolve_link("/a/b/l", "c").as_deref(), Some("/a/b/c"));
-        assert_eq!(resolve_link("/a/b/l", "../c").as_deref(), Some("/a/c"));
-        assert_eq!(resolve_link("/a/b/l", "/etc/x").as_deref(), Some("/etc/x"));
-        assert_eq!(resolve_link("/l", ".."), None);
+    /// Uploads what was written (see `BindingSession.writeFile`) and drops the spool.
+    /// Errors: as `writeFile`, and `E_INVALID_ARGUMENT` when already closed or aborted.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'e>(
+        &self,
+        env: &'e Env,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, ()>> {
+        let writer = self.writer.clone();
+        let session = self.session.clone();
+        let (path, mode) = (self.path.clone(), self.mode);
+        let cancel = token_of(token);
+        env.spawn_future(async move {
+            let data = js(writer.finish().await)?;
+            js(session.write_file(&path, data, mode, &cancel).await)
+        })
+    }
+
+    /// Drops the spool without writing anything. Idempotent.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn abort<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
+        let writer = self.writer.clone();
+        env.spawn_future(async move {
+            writer.abort().await;
+            Ok(())
+        })
     }
 }

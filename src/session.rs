@@ -1,483 +1,335 @@
-//! Session: one handle on one container, with the duty to remove it when this handle owns it.
+//! BindingSession: the JavaScript class over one core session handle.
 
-use tokio::sync::{Mutex, OnceCell};
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 
-use crate::channel::Outcome;
-use crate::channel_slot::ChannelSlot;
-use crate::engine::Engine;
-use crate::errors::{Error, Result};
-use crate::exec::{self, ExecOptions, ExecOutput};
-use crate::exec_stream::{self, ExecProcess, Stdin};
-use crate::file_context::{self, FsContext, Target};
-use crate::files::{self, Data, FileReader};
-use crate::hold;
-use crate::identity::Owner;
-use crate::network::{self, NetworkPolicy};
-use crate::ports;
-use crate::remove::{self, Removal, Stop};
-use crate::spec::validate_port;
-use crate::template;
+use napi::bindgen_prelude::{Buffer, PromiseRaw};
+use napi::Env;
+use napi_derive::napi;
 
-/// Default grace period of `stop()` before SIGKILL, in milliseconds.
-pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
+use super::cancel::{token_of, CancelToken};
+use super::errors::js;
+use super::files::{BindingFileReader, BindingFileWriter};
+use super::peek_options::{owner_js, BindingOwner};
+use super::process::BindingExecProcess;
+use super::recovery::{BindingReplaced, BindingVerification};
+use super::session_options::{
+    BindingExecOptions, BindingExecResult, BindingReleaseResult, BindingRemoveOptions,
+    BindingRemoveResult, BindingStopOptions, BindingStopResult, BindingWriteFileOptions,
+};
+use berth_core::whole_number;
+use berth_core::NetworkPolicy;
+use berth_core::Session;
+use berth_core::{normalize_path, Data};
 
-/// How this handle came to hold its container.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ownership {
-    /// This handle created the container: it must remove it.
-    Created,
-    /// This handle resumed someone else's container: it removes nothing unless forced.
-    Adopted,
-    /// This handle took over a dead owner's duty to remove.
-    Inherited,
+/// One session's container, as created or resumed. The TypeScript `Session` wraps it.
+#[napi]
+pub struct BindingSession {
+    inner: Arc<Session>,
 }
 
-impl Ownership {
+impl BindingSession {
+    /// Wraps a core handle.
+    pub fn new(s: Session) -> Self {
+        BindingSession { inner: Arc::new(s) }
+    }
+}
+
+#[napi]
+impl BindingSession {
+    /// The full 64-hex container id.
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.inner.id.clone()
+    }
+
+    /// The container name.
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    /// The session id.
+    #[napi(getter)]
+    pub fn session_id(&self) -> String {
+        self.inner.session_id.clone()
+    }
+
     /// `created`, `adopted` or `inherited`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ownership::Created => "created",
-            Ownership::Adopted => "adopted",
-            Ownership::Inherited => "inherited",
-        }
-    }
-}
-
-/// Whether the container of a handle is still to be removed by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Duty {
-    /// Live container; removal is this handle's duty when it owns it.
-    Holding,
-    /// A removal through this handle finished.
-    Done,
-}
-
-/// The result of `remove()`: `removed`, and otherwise why not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoveOutcome {
-    /// Whether this call removed the container.
-    pub removed: bool,
-    /// `not-owner`, `absent` or `already-removed` when not removed.
-    pub reason: Option<&'static str>,
-}
-
-/// The result of `stop()`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StopOutcome {
-    /// Whether the container is stopped now.
-    pub stopped: bool,
-    /// `not-owner`, `absent` or `already-removed` when not stopped.
-    pub reason: Option<&'static str>,
-}
-
-/// The result of `release()`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReleaseOutcome {
-    /// Whether this call dropped the handle's holder record.
-    pub released: bool,
-    /// `owner` or `already-released` when not released.
-    pub reason: Option<&'static str>,
-}
-
-/// A handle on one session's container.
-pub struct Session {
-    /// The engine the container lives on.
-    pub engine: Engine,
-    /// Full 64-hex container id; every destructive call uses it.
-    pub id: String,
-    /// Container name.
-    pub name: String,
-    /// Session id.
-    pub session_id: String,
-    /// How this handle holds the container.
-    pub ownership: Ownership,
-    /// The creator recorded in the labels.
-    pub owner: Option<Owner>,
-    /// Spec fields that differ from creation (empty unless a spec was compared).
-    pub drift: Vec<String>,
-    /// The verification a `resumeSession({ verify })` or a recreation ran, if any.
-    pub verification: Option<crate::verify::Verification>,
-    /// What a recreation lost and kept, for a handle made by `recreateSession`.
-    pub replaced: Option<crate::replaced::Replaced>,
-    state: Mutex<State>,
-    /// The container user's ids and mount table, learned on the first file call.
-    fs: OnceCell<FsContext>,
-    /// The file channel, opened on the first small read or write.
-    channel: ChannelSlot,
-}
-
-/// The mutable part of a handle: its duty and its own holder record.
-struct State {
-    duty: Duty,
-    /// The volume name of this handle's holder (or duty) record, until released.
-    record: Option<String>,
-}
-
-impl Session {
-    /// A handle on a live container.
-    pub fn new(
-        engine: Engine,
-        id: String,
-        name: String,
-        session_id: String,
-        ownership: Ownership,
-        owner: Option<Owner>,
-    ) -> Self {
-        Session {
-            engine,
-            id,
-            name,
-            session_id,
-            ownership,
-            owner,
-            drift: Vec::new(),
-            verification: None,
-            replaced: None,
-            state: Mutex::new(State {
-                duty: Duty::Holding,
-                record: None,
-            }),
-            fs: OnceCell::new(),
-            channel: ChannelSlot::default(),
-        }
+    #[napi(getter)]
+    pub fn ownership(&self) -> String {
+        self.inner.ownership.as_str().to_string()
     }
 
-    /// The same handle, holding its own record `record` (a volume name) and reporting `drift`.
-    pub fn with_record(self, record: Option<String>, drift: Vec<String>) -> Self {
-        Session {
-            drift,
-            state: Mutex::new(State {
-                duty: Duty::Holding,
-                record,
-            }),
-            ..self
-        }
+    /// The recorded creator, with its liveness now; absent when unreadable.
+    #[napi(getter)]
+    pub fn owner(&self) -> Option<BindingOwner> {
+        self.inner.owner.as_ref().map(owner_js)
     }
 
-    /// The same handle, reporting `verification`.
-    pub fn with_verification(self, verification: crate::verify::Verification) -> Self {
-        Session {
-            verification: Some(verification),
-            ..self
-        }
+    /// Spec fields that differ from creation.
+    #[napi(getter)]
+    pub fn drift(&self) -> Vec<String> {
+        self.inner.drift.clone()
     }
 
-    /// The same handle, reporting what its recreation `replaced`.
-    pub fn with_replaced(self, replaced: crate::replaced::Replaced) -> Self {
-        Session {
-            replaced: Some(replaced),
-            ..self
-        }
+    /// The verification `resumeSession({ verify })` or `recreateSession` ran; absent otherwise.
+    #[napi(getter)]
+    pub fn verification(&self) -> Option<BindingVerification> {
+        self.inner.verification.clone().map(Into::into)
     }
 
-    /// The volume name of this handle's own holder or duty record, while it holds one.
-    pub async fn record(&self) -> Option<String> {
-        self.state.lock().await.record.clone()
+    /// What `recreateSession` lost and kept; absent for other handles.
+    #[napi(getter)]
+    pub fn replaced(&self) -> Option<BindingReplaced> {
+        self.inner.replaced.clone().map(Into::into)
     }
 
-    fn owns(&self) -> bool {
-        matches!(self.ownership, Ownership::Created | Ownership::Inherited)
-    }
-
-    /// Removes the container by id when this handle owns it (or `force`).
+    /// Runs `argv` (never a shell string) and buffers stdout and stderr as bytes.
     ///
-    /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls wait
-    /// for each other: one engine call; later calls resolve `already-removed` without one.
-    /// A failure rejects and keeps the duty (in this handle and in its record), so a retry,
-    /// or a reaper run after this process died, removes. Adopted without `force`: no engine
-    /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
-    pub async fn remove(&self, force: bool) -> Result<RemoveOutcome> {
-        let mut state = self.state.lock().await;
-        if state.duty == Duty::Done {
-            return Ok(RemoveOutcome {
-                removed: false,
-                reason: Some("already-removed"),
-            });
-        }
-        if !self.owns() && !force {
-            return Ok(RemoveOutcome {
-                removed: false,
-                reason: Some("not-owner"),
-            });
-        }
-        let outcome = remove::remove_by_id(&self.engine, &self.id).await?;
-        state.duty = Duty::Done;
-        state.record = None;
-        Ok(match outcome {
-            Removal::Removed => RemoveOutcome {
-                removed: true,
-                reason: None,
-            },
-            Removal::Absent => RemoveOutcome {
-                removed: false,
-                reason: Some("absent"),
-            },
+    /// Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
+    /// Errors: `E_INVALID_ARGUMENT`, `E_EXEC_TIMEOUT`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<BindingExecResult>")]
+    pub fn exec<'e>(
+        &self,
+        env: &'e Env,
+        argv: Vec<String>,
+        options: Option<BindingExecOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, BindingExecResult>> {
+        let inner = self.inner.clone();
+        let opts = options.map(BindingExecOptions::into_core).transpose();
+        let cancel = token_of(token);
+        env.spawn_future(async move {
+            let opts = js(opts)?.unwrap_or_default();
+            js(inner.exec(&argv, &opts, &cancel).await.map(Into::into))
         })
     }
 
-    /// Drops this adopted handle's holder record, so the reaper no longer counts this
-    /// process as holding the session. The container is never touched.
+    /// `"127.0.0.1:49153"` for a published container port (TCP).
     ///
-    /// `DELETE /volumes/berth-holder-<id>-<token>` (this handle's own record only). An owner
-    /// (created or inherited) cannot release: its duty is to remove (`owner`). Later calls,
-    /// and calls after removal, resolve `already-released` without an engine call.
-    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the record is kept; retry).
-    pub async fn release(&self) -> Result<ReleaseOutcome> {
-        let mut state = self.state.lock().await;
-        if self.owns() && state.duty != Duty::Done {
-            return Ok(ReleaseOutcome {
-                released: false,
-                reason: Some("owner"),
-            });
-        }
-        let Some(record) = state.record.clone() else {
-            return Ok(ReleaseOutcome {
-                released: false,
-                reason: Some("already-released"),
-            });
-        };
-        hold::release(&self.engine, &record).await?;
-        state.record = None;
-        Ok(ReleaseOutcome {
-            released: true,
-            reason: None,
+    /// Engine API: `GET /containers/{id}/json`. Errors: `E_INVALID_ARGUMENT` (not 1..65535, or not
+    /// published), `E_SESSION_NOT_FOUND`, `E_ENGINE`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn host_address<'e>(
+        &self,
+        env: &'e Env,
+        port: f64,
+    ) -> napi::Result<PromiseRaw<'e, String>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let port = js(whole_number("port", port, 1, 65535))?;
+            js(inner.host_address(port).await)
         })
     }
 
     /// Stops the container by id when this handle owns it (or `force`).
     ///
-    /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
-    /// no engine call, `not-owner`.
-    pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
-        let state = self.state.lock().await;
-        if state.duty == Duty::Done {
-            return Ok(StopOutcome {
-                stopped: false,
-                reason: Some("already-removed"),
-            });
-        }
-        if !self.owns() && !force {
-            return Ok(StopOutcome {
-                stopped: false,
-                reason: Some("not-owner"),
-            });
-        }
-        Ok(
-            match remove::stop_by_id(
-                &self.engine,
-                &self.id,
-                timeout_ms.unwrap_or(DEFAULT_STOP_TIMEOUT_MS),
-            )
-            .await?
-            {
-                Stop::Stopped => StopOutcome {
-                    stopped: true,
-                    reason: None,
-                },
-                Stop::Absent => StopOutcome {
-                    stopped: false,
-                    reason: Some("absent"),
-                },
-            },
-        )
+    /// Engine API: `POST /containers/{id}/stop`. Resolves `{ stopped: false, reason: 'not-owner' }`
+    /// with no engine call for an adopted handle. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<BindingStopResult>")]
+    pub fn stop<'e>(
+        &self,
+        env: &'e Env,
+        options: Option<BindingStopOptions>,
+    ) -> napi::Result<PromiseRaw<'e, BindingStopResult>> {
+        let inner = self.inner.clone();
+        let force = options.as_ref().and_then(|o| o.force).unwrap_or(false);
+        let timeout = options.and_then(|o| o.timeout_ms);
+        env.spawn_future(async move {
+            let timeout_ms = js(timeout
+                .map(|t| whole_number("timeoutMs", t, 0, i64::from(i32::MAX)).map(|t| t as u64))
+                .transpose())?;
+            let out = js(inner.stop(force, timeout_ms).await)?;
+            Ok(BindingStopResult {
+                stopped: out.stopped,
+                reason: out.reason.map(str::to_string),
+            })
+        })
     }
 
-    /// Sets the container's outbound network access; see [`network::set_policy`].
+    /// Drops this adopted handle's holder record; the container is never touched.
     ///
-    /// Only an owner (created or inherited) may change it: an adopted handle gets
-    /// `E_SESSION_BUSY` (`reason: 'not-owner'`) without an engine call, since the container
-    /// is another live process's. After `remove()`: `E_SESSION_NOT_FOUND`.
-    pub async fn set_network_policy(&self, policy: NetworkPolicy) -> Result<()> {
-        let state = self.state.lock().await;
-        let not_found = || Error::SessionNotFound {
-            session_id: self.session_id.clone(),
-            name: self.name.clone(),
-        };
-        if state.duty == Duty::Done {
-            return Err(not_found());
-        }
-        if !self.owns() {
-            return Err(Error::SessionBusy {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-                id: self.id.clone(),
-                reason: "not-owner".into(),
-                owner: self
-                    .owner
-                    .as_ref()
-                    .map(Owner::to_json)
-                    .unwrap_or(serde_json::Value::Null),
-            });
-        }
-        network::set_policy(&self.engine, &self.id, policy, not_found).await
+    /// Engine API: `DELETE /volumes/{this handle's holder record}`. Resolves
+    /// `{ released: false, reason: 'owner' }` for an owner (its duty is to remove) and
+    /// `'already-released'` without an engine call later. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<BindingReleaseResult>")]
+    pub fn release<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, BindingReleaseResult>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let out = js(inner.release().await)?;
+            Ok(BindingReleaseResult {
+                released: out.released,
+                reason: out.reason.map(str::to_string),
+            })
+        })
     }
 
-    /// Runs `argv` in the container; see [`exec::exec`].
-    pub async fn exec(
-        &self,
-        argv: &[String],
-        opts: &ExecOptions,
-        cancel: &CancellationToken,
-    ) -> Result<ExecOutput> {
-        exec::exec(&self.engine, &self.id, &self.name, argv, opts, cancel)
-            .await
-            .map_err(|e| self.gone_is_not_found(e))
-    }
-
-    /// An engine 404 on this handle's container id means the session's container is gone:
-    /// `E_SESSION_NOT_FOUND`, as every sibling operation reports it.
-    fn gone_is_not_found(&self, e: Error) -> Error {
-        match e {
-            Error::Engine {
-                status: Some(404), ..
-            } => Error::SessionNotFound {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-            },
-            e => e,
-        }
-    }
-
-    /// The container's working directory, where an exec without `cwd` starts:
-    /// `Config.WorkingDir` (the create's `workDir`, else the image's), `/` when neither set one.
+    /// The container's working directory (where an exec without `cwd` starts): the create's
+    /// `workDir`, else the image's, else `/`.
     ///
-    /// `GET /containers/{id}/json`. Errors: `E_SESSION_NOT_FOUND` (the container is gone),
-    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-    pub async fn working_directory(&self) -> Result<String> {
-        let c = crate::container::inspect(&self.engine, &self.id)
-            .await?
-            .ok_or_else(|| Error::SessionNotFound {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-            })?;
-        let dir = c
-            .body
-            .config
-            .as_ref()
-            .and_then(|cfg| cfg.working_dir.clone())
-            .unwrap_or_default();
-        Ok(if dir.is_empty() { "/".into() } else { dir })
+    /// Engine API: `GET /containers/{id}/json` (`Config.WorkingDir`). Errors:
+    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn working_directory<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, String>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move { js(inner.working_directory().await) })
     }
 
-    /// The published host address of container port `port`/tcp; see [`ports::host_address`].
-    pub async fn host_address(&self, port: i64) -> Result<String> {
-        let port = validate_port("port", port)?;
-        ports::host_address(&self.engine, &self.id, &self.session_id, &self.name, port).await
-    }
-
-    /// Starts `argv` and streams its output; see [`exec_stream::spawn`].
-    pub async fn spawn(
+    /// Sets the container's outbound network access: `mode` `'deny-all'` detaches it from
+    /// every network (loopback only), `'allow-all'` attaches it to the network it was created
+    /// on. Idempotent.
+    ///
+    /// Engine API: `GET /containers/{id}/json`, `POST /networks/{name}/disconnect`,
+    /// `POST /networks/{name}/connect`. Errors: `E_INVALID_ARGUMENT` (`'custom'` or another
+    /// mode; a container created with networkMode `none`, `host` or another container's
+    /// network), `E_SESSION_BUSY` (`reason: 'not-owner'`: an adopted handle, no engine
+    /// call), `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn set_network_policy<'e>(
         &self,
-        argv: &[String],
-        opts: &ExecOptions,
-        cancel: CancellationToken,
-    ) -> Result<ExecProcess> {
-        let stdin = match &opts.stdin {
-            Some(b) => Stdin::Bytes(b.clone().into()),
-            None => Stdin::None,
-        };
-        exec_stream::spawn(
-            &self.engine,
-            &self.id,
-            &self.name,
-            argv,
-            opts,
-            stdin,
-            cancel,
-        )
-        .await
-        .map_err(|e| self.gone_is_not_found(e))
+        env: &'e Env,
+        mode: String,
+    ) -> napi::Result<PromiseRaw<'e, ()>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let policy = js(NetworkPolicy::parse(&mode))?;
+            js(inner.set_network_policy(policy).await)
+        })
     }
 
-    fn target(&self) -> Target<'_> {
-        Target {
-            engine: &self.engine,
-            id: &self.id,
-            name: &self.name,
-            session_id: &self.session_id,
-        }
-    }
-
-    /// The filesystem context: probed once and cached when the probe's exec answered;
-    /// a fallback answer (container stopped, no `sh`) is used once and probed again next time.
-    async fn fs(&self) -> Result<FsContext> {
-        if let Some(ctx) = self.fs.get() {
-            return Ok(ctx.clone());
-        }
-        let (ctx, definitive) = file_context::probe(self.target()).await?;
-        if definitive {
-            let _ = self.fs.set(ctx.clone());
-        }
-        Ok(ctx)
-    }
-
-    /// Opens a file for streaming reads; `None` when absent. See [`files::open`].
-    pub async fn open_file(&self, path: &str) -> Result<Option<FileReader>> {
-        files::normalize_path("path", path)?;
-        let ctx = self.fs().await?;
-        files::open(self.target(), &ctx, path).await
-    }
-
-    /// Reads a whole file; `None` when absent. Files up to 1 MiB go through the session's
-    /// channel ([`crate::channel`]) when the image can run it; others, and whatever the
-    /// channel cannot read, through [`files::open`].
-    pub async fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        let norm = files::normalize_path("path", path)?;
-        let never = CancellationToken::new();
-        match self
-            .channel
-            .read(&self.engine, &self.id, &norm, &never)
-            .await?
-        {
-            Outcome::Done(bytes) => return Ok(bytes),
-            Outcome::IsDir => {
-                return Err(Error::invalid("path", format!("`{norm}` is a directory")))
-            }
-            Outcome::Fallback => {}
-        }
-        match self.open_file(path).await? {
-            Some(mut r) => r.read_to_end().await.map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// Writes a file owned by the container's user; see [`files::write`]. Files up to 16 KiB
-    /// given as bytes go through the session's channel ([`crate::channel`]) when the image can
-    /// run it and the container's user may write there (an existing file is overwritten in
-    /// place); anything else through [`files::write`].
-    pub async fn write_file(
+    /// Removes the container by id when this handle owns it (or `force`).
+    ///
+    /// Engine API: `DELETE /containers/{id}?force=true&v=true`. Concurrent calls make one engine
+    /// call; later calls resolve `already-removed`. A failure rejects and keeps the duty.
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<BindingRemoveResult>")]
+    pub fn remove<'e>(
         &self,
-        path: &str,
-        data: Data,
-        mode: Option<u32>,
-        cancel: &CancellationToken,
-    ) -> Result<()> {
-        let norm = files::normalize_path("path", path)?;
-        let file_mode = mode.unwrap_or(files::DEFAULT_FILE_MODE);
-        if file_mode > 0o7777 {
-            return Err(Error::invalid("mode", "must be a file mode in 0..0o7777"));
-        }
-        if let Data::Bytes(bytes) = &data {
-            match self
-                .channel
-                .write(&self.engine, &self.id, &norm, file_mode, bytes, cancel)
-                .await?
-            {
-                Outcome::Done(()) => return Ok(()),
-                Outcome::IsDir => {
-                    return Err(Error::invalid("path", format!("`{norm}` is a directory")))
-                }
-                Outcome::Fallback => {}
-            }
-        }
-        let ctx = self.fs().await?;
-        files::write(self.target(), &ctx, path, data, mode, cancel).await
+        env: &'e Env,
+        options: Option<BindingRemoveOptions>,
+    ) -> napi::Result<PromiseRaw<'e, BindingRemoveResult>> {
+        let inner = self.inner.clone();
+        let force = options.and_then(|o| o.force).unwrap_or(false);
+        env.spawn_future(async move {
+            let out = js(inner.remove(force).await)?;
+            Ok(BindingRemoveResult {
+                removed: out.removed,
+                reason: out.reason.map(str::to_string),
+            })
+        })
     }
 
-    /// Commits this container to the template `berth-template:<key>`; see [`template::commit`].
-    /// Returns the image id.
-    pub async fn commit_template(&self, key: &str) -> Result<String> {
-        template::commit(&self.engine, &self.id, key).await
+    /// Starts `argv` and streams its output: pull chunks from the returned process. Options as
+    /// for `exec` (`maxBufferBytes` is ignored: nothing is buffered). Resolves once the exec
+    /// started.
+    ///
+    /// Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
+    /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`; later, through the
+    /// process, `E_EXEC_TIMEOUT` and `E_ABORTED`.
+    #[napi(ts_return_type = "Promise<BindingExecProcess>")]
+    pub fn spawn<'e>(
+        &self,
+        env: &'e Env,
+        argv: Vec<String>,
+        options: Option<BindingExecOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, BindingExecProcess>> {
+        let inner = self.inner.clone();
+        let opts = options.map(BindingExecOptions::into_core).transpose();
+        let cancel = token_of(token);
+        env.spawn_future(async move {
+            let opts = js(opts)?.unwrap_or_default();
+            js(inner.spawn(&argv, &opts, cancel).await).map(BindingExecProcess::new)
+        })
+    }
+
+    /// Reads a whole file; `null` when nothing is at `path`. Symbolic links are followed.
+    ///
+    /// Engine API: `GET /containers/{id}/archive?path=` (exec of `cat` on tmpfs mounts); files up
+    /// to 1 MiB over the session's file channel (one exec of `sh`, opened on the first file call).
+    /// Errors: `E_INVALID_ARGUMENT` (bad path, a directory), `E_SESSION_NOT_FOUND` (the container
+    /// is gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn read_file<'e>(
+        &self,
+        env: &'e Env,
+        path: String,
+    ) -> napi::Result<PromiseRaw<'e, Option<Buffer>>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move { Ok(js(inner.read_file(&path).await)?.map(Buffer::from)) })
+    }
+
+    /// Opens a file for reading in 64 KiB chunks; `null` when nothing is at `path`.
+    /// Engine API and errors as `readFile`.
+    #[napi(ts_return_type = "Promise<BindingFileReader | null>")]
+    pub fn open_file<'e>(
+        &self,
+        env: &'e Env,
+        path: String,
+    ) -> napi::Result<PromiseRaw<'e, Option<BindingFileReader>>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            Ok(js(inner.open_file(&path).await)?.map(BindingFileReader::new))
+        })
+    }
+
+    /// Writes `data` to `path`, owned by the container's user (mode `options.mode`, default
+    /// 0o644), creating missing parent directories (0755, owned by the user) and leaving
+    /// existing ones untouched.
+    ///
+    /// Engine API: `HEAD /containers/{id}/archive?path=`, `PUT /containers/{id}/archive?path=/`;
+    /// an exec of `sh` on tmpfs mounts and read-only root filesystems; up to 16 KiB over the
+    /// session's file channel. Errors:
+    /// `E_INVALID_ARGUMENT`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn write_file<'e>(
+        &self,
+        env: &'e Env,
+        path: String,
+        data: Buffer,
+        options: Option<BindingWriteFileOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, ()>> {
+        let inner = self.inner.clone();
+        let bytes = data.to_vec();
+        let mode = options.and_then(|o| o.mode);
+        let cancel = token_of(token);
+        env.spawn_future(async move {
+            js(inner
+                .write_file(&path, Data::Bytes(bytes.into()), mode, &cancel)
+                .await)
+        })
+    }
+
+    /// A writer for a file of unknown length: its chunks are spooled to an unlinked host temp
+    /// file (never held in memory) and `close()` uploads them as `writeFile` does.
+    /// Errors: `E_INVALID_ARGUMENT` (bad path).
+    #[napi]
+    pub fn create_file_writer(
+        &self,
+        path: String,
+        options: Option<BindingWriteFileOptions>,
+    ) -> napi::Result<BindingFileWriter> {
+        js(normalize_path("path", &path))?;
+        Ok(BindingFileWriter::new(
+            self.inner.clone(),
+            path,
+            options.and_then(|o| o.mode),
+        ))
+    }
+
+    /// Commits this container to the local template image `berth-template:<key>` (paused
+    /// meanwhile). The image keeps the container's labels and env. Resolves the image id.
+    ///
+    /// Engine API: `POST /commit`. Errors: `E_INVALID_ARGUMENT` (key), `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn commit_template<'e>(
+        &self,
+        env: &'e Env,
+        key: String,
+    ) -> napi::Result<PromiseRaw<'e, String>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move { js(inner.commit_template(&key).await) })
     }
 }

@@ -14,7 +14,7 @@ export interface BerthErrorOptions<D extends object = Record<string, unknown>> {
 /**
  * Base class of every error berth throws or rejects with.
  *
- * `code` is stable (SPEC §5) and `details` is a plain object whose shape depends on the code.
+ * `code` is stable (docs/design.md#errors) and `details` is a plain object whose shape depends on the code.
  * A failed cleanup never replaces the first error: it is attached as `cause`.
  *
  * Use {@link BerthError.isInstance} rather than `instanceof`: it is true for errors created
@@ -23,7 +23,7 @@ export interface BerthErrorOptions<D extends object = Record<string, unknown>> {
 export class BerthError<D extends object = Record<string, unknown>> extends Error {
   protected readonly [SYMBOL] = true;
 
-  /** The stable SPEC §5 code, e.g. `'E_SESSION_EXISTS'`; a native code unknown to this version is kept as is. */
+  /** The stable code (docs/design.md#errors), e.g. `'E_SESSION_EXISTS'`; a native code unknown to this version is kept as is. */
   readonly code: ErrorCode | (string & {});
   /** Machine-readable facts about the failure; never contains an env value. */
   readonly details: D;
@@ -31,7 +31,7 @@ export class BerthError<D extends object = Record<string, unknown>> extends Erro
   declare readonly cause?: unknown;
 
   /**
-   * @param code A SPEC §5 code.
+   * @param code A stable code (docs/design.md#errors).
    * @param message Human-readable; names the session and container, never an env value.
    * @param options `details` (defaults to `{}`) and `cause`.
    */

@@ -1,5 +1,5 @@
 /**
- * The stable error codes of SPEC §5. Every {@link BerthError} carries exactly one of them
+ * The stable error codes (docs/design.md#errors). Every {@link BerthError} carries exactly one of them
  * in `code`; match on the code (or a subclass's `isInstance`), never on the message text.
  */
 export const ERROR_CODES = [

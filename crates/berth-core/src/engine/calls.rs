@@ -1,0 +1,112 @@
+//! Calls by id: start or unpause, stop, remove; engine calls by container id, never by name.
+
+use std::time::Duration;
+
+use bollard::query_parameters::{RemoveContainerOptionsBuilder, StopContainerOptionsBuilder};
+
+use crate::engine::connection::{status, Engine};
+use crate::engine::container::inspect;
+use crate::engine::container::Facts;
+use crate::model::errors::{Error, Result};
+
+/// How long to wait for a removal someone else started, in milliseconds.
+pub(crate) const REMOVAL_IN_PROGRESS_WAIT_MS: u64 = 30_000;
+const POLL_MS: u64 = 100;
+
+/// What a removal found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    /// This call removed the container.
+    Removed,
+    /// The engine no longer had it (or another removal finished it).
+    Absent,
+}
+
+/// Force-removes the container `id` with its anonymous volumes (not its records: see
+/// `ownership::removal::remove_by_id`).
+///
+/// `DELETE /containers/{id}?force=true&v=true`. 404 is [`Removal::Absent`]; a removal
+/// already in progress (409, or Podman's 500 confirmed by inspect) is waited for.
+/// Errors: `E_ENGINE` / `E_ENGINE_UNAVAILABLE`; the container is then still there.
+pub(crate) async fn remove_container(engine: &Engine, id: &str) -> Result<Removal> {
+    let opts = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
+    let outcome = match engine.docker.remove_container(id, Some(opts)).await {
+        Ok(()) => Removal::Removed,
+        Err(e) if status(&e) == Some(404) => Removal::Absent,
+        Err(e) if matches!(status(&e), Some(409) | Some(500)) => {
+            // Ambiguous: decide by what the engine now says about this id.
+            match inspect(engine, id).await? {
+                None => Removal::Absent,
+                Some(c) if is_removing(&c) => wait_gone(engine, id).await?,
+                Some(_) => return Err(engine.error("remove container", e)),
+            }
+        }
+        Err(e) => return Err(engine.error("remove container", e)),
+    };
+    Ok(outcome)
+}
+
+fn is_removing(c: &bollard::models::ContainerInspectResponse) -> bool {
+    c.state
+        .as_ref()
+        .and_then(|s| s.status)
+        .is_some_and(|s| s == bollard::models::ContainerStateStatusEnum::REMOVING)
+}
+
+async fn wait_gone(engine: &Engine, id: &str) -> Result<Removal> {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(REMOVAL_IN_PROGRESS_WAIT_MS);
+    loop {
+        if inspect(engine, id).await?.is_none() {
+            return Ok(Removal::Absent);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::Engine {
+                operation: "remove container".into(),
+                status: Some(409),
+                message: format!("removal of {id} already in progress did not finish within {REMOVAL_IN_PROGRESS_WAIT_MS} ms"),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(POLL_MS)).await;
+    }
+}
+
+/// What a stop found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The container is stopped (it may have been already).
+    Stopped,
+    /// The engine no longer had it.
+    Absent,
+}
+
+/// Stops container `id`: SIGTERM, then SIGKILL after `timeout_ms` (rounded up to whole
+/// seconds, the Engine API's unit). `POST /containers/{id}/stop?t=<s>`.
+pub(crate) async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Result<Stop> {
+    let secs = i32::try_from(timeout_ms.div_ceil(1000)).unwrap_or(i32::MAX);
+    let opts = StopContainerOptionsBuilder::default().t(secs).build();
+    match engine.docker.stop_container(id, Some(opts)).await {
+        Ok(()) => Ok(Stop::Stopped),
+        Err(e) if status(&e) == Some(404) => Ok(Stop::Absent),
+        Err(e) => Err(engine.error("stop container", e)),
+    }
+}
+
+/// Starts a stopped container or unpauses a paused one, by id.
+pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
+    match f.state {
+        "running" | "restarting" => Ok(()),
+        "paused" => engine
+            .docker
+            .unpause_container(&f.id)
+            .await
+            .map_err(|e| engine.error("unpause container", e)),
+        _ => engine
+            .docker
+            .start_container(&f.id, None)
+            .await
+            .map_err(|e| engine.error("start container", e)),
+    }
+}

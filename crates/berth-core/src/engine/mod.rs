@@ -1,0 +1,17 @@
+//! Engine: the connection to a Docker Engine API socket and the calls berth makes on it
+//! (discovery, transport, engine info, container inspect and facts, calls by id, images,
+//! networks, ports, bind sources). Imports only [`crate::model`].
+
+pub mod bind_source;
+pub mod calls;
+pub mod cancel;
+pub mod connection;
+pub mod container;
+pub mod discovery;
+pub mod images;
+pub mod info;
+pub mod networks;
+pub mod ports;
+pub mod templates;
+#[cfg(unix)]
+pub mod transport;

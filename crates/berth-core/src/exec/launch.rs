@@ -1,0 +1,258 @@
+//! Exec launch: start an exec carrying a unique `BERTH_EXEC_ID` marker, read its exit code, kill its tree.
+//!
+//! Shared by the buffered [`crate::exec`] and the streaming [`crate::exec::stream`] forms, so
+//! both mark, time out and kill a process tree the same way.
+//!
+//! Engine calls: `POST /containers/{id}/exec`, `POST /exec/{id}/start` (attached, no TTY, so
+//! stdout and stderr stay framed apart), `GET /exec/{id}/json` for the exit code.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::time::Duration;
+
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
+use futures_util::{Stream, StreamExt};
+use tokio::io::AsyncWrite;
+
+use crate::engine::connection::{status, Engine};
+use crate::model::errors::{Error, Result};
+
+/// The env variable that marks every process of one exec.
+pub(crate) const EXEC_MARKER_ENV: &str = "BERTH_EXEC_ID";
+const EXIT_CODE_POLL_MS: u64 = 50;
+const EXIT_CODE_POLLS: u32 = 100;
+/// How long the tree-kill exec may take, in milliseconds.
+const KILL_TREE_TIMEOUT_MS: u64 = 10_000;
+
+/// The framed output of an attached exec.
+pub(crate) type ExecOutputStream =
+    Pin<Box<dyn Stream<Item = std::result::Result<LogOutput, bollard::errors::Error>> + Send>>;
+/// The stdin of an attached exec.
+pub(crate) type ExecInput = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// What to run: argv (never a shell string) and its per-exec settings.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Launch<'a> {
+    /// Program and arguments.
+    pub argv: &'a [String],
+    /// Working directory (absolute); the container's by default.
+    pub cwd: Option<&'a str>,
+    /// Extra environment variables.
+    pub env: Option<&'a BTreeMap<String, String>>,
+    /// User to run as; the container's by default.
+    pub user: Option<&'a str>,
+    /// Attach stdin (the caller must then write and shut it down, or drop it).
+    pub stdin: bool,
+}
+
+impl<'a> Launch<'a> {
+    /// The launch of `argv` with the per-exec settings of `opts`; `stdin` attaches stdin.
+    pub fn of(argv: &'a [String], opts: &'a crate::exec::ExecOptions, stdin: bool) -> Self {
+        Launch {
+            argv,
+            cwd: opts.cwd.as_deref(),
+            env: Some(&opts.env),
+            user: opts.user.as_deref(),
+            stdin,
+        }
+    }
+}
+
+/// Resolves once `timeout_ms` milliseconds have passed since this call (never without a
+/// timeout): the deadline an exec's read loop selects on.
+pub(crate) fn deadline(timeout_ms: Option<u64>) -> impl std::future::Future<Output = ()> {
+    let at = timeout_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
+    async move {
+        match at {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// A started exec: its engine id, its marker, and its attached streams.
+pub(crate) struct Launched {
+    /// The engine's exec id (for `GET /exec/{id}/json`).
+    pub exec_id: String,
+    /// The random `BERTH_EXEC_ID` value every process of this exec carries.
+    pub marker: String,
+    /// stdout and stderr frames, in order.
+    pub output: ExecOutputStream,
+    /// stdin (a sink that discards when `stdin` was not attached).
+    pub input: ExecInput,
+}
+
+/// Creates and starts an exec in container `id` with a fresh marker.
+///
+/// `POST /containers/{id}/exec` then `POST /exec/{exec id}/start` (attached, `Tty: false`).
+/// Errors: `E_ENGINE` (409 when the container is not running, on Docker and Podman alike),
+/// `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Launched> {
+    let marker = hex::encode(rand::random::<[u8; 12]>());
+    let mut env: Vec<String> = spec
+        .env
+        .map(|e| e.iter().map(|(k, v)| format!("{k}={v}")).collect())
+        .unwrap_or_default();
+    env.push(format!("{EXEC_MARKER_ENV}={marker}"));
+    let create = CreateExecOptions {
+        attach_stdin: Some(spec.stdin),
+        attach_stdout: Some(true),
+        attach_stderr: Some(true),
+        tty: Some(false),
+        env: Some(env),
+        cmd: Some(spec.argv.to_vec()),
+        user: spec.user.map(str::to_string),
+        working_dir: spec.cwd.map(str::to_string),
+        ..Default::default()
+    };
+    let exec_id = match engine.docker.create_exec(id, create).await {
+        Ok(r) => r.id,
+        Err(e) => return Err(create_exec_failure(engine, id, e).await),
+    };
+    let started = engine
+        .docker
+        .start_exec(
+            &exec_id,
+            Some(StartExecOptions {
+                detach: false,
+                tty: false,
+                output_capacity: None,
+            }),
+        )
+        .await
+        .map_err(|e| engine.error("start exec", e))?;
+    let StartExecResults::Attached { output, input } = started else {
+        return Err(Error::Engine {
+            operation: "start exec".into(),
+            status: None,
+            message: "engine did not attach the exec".into(),
+        });
+    };
+    Ok(Launched {
+        exec_id,
+        marker,
+        output,
+        input,
+    })
+}
+
+/// Classifies a refused `POST /containers/{id}/exec`. Docker answers 409 for a container
+/// that is not running, Podman 500: both are confirmed by inspecting the container and
+/// reported alike, as `E_ENGINE` with status 409 and the container's state.
+async fn create_exec_failure(engine: &Engine, id: &str, e: bollard::errors::Error) -> Error {
+    if !matches!(status(&e), Some(409) | Some(500)) {
+        return engine.error("create exec", e);
+    }
+    match crate::engine::container::inspect(engine, id).await {
+        Ok(Some(c)) if c.state.as_ref().and_then(|s| s.running) != Some(true) => Error::Engine {
+            operation: "create exec".into(),
+            status: Some(409),
+            message: format!(
+                "container `{}` is not running (state {})",
+                c.name.as_deref().unwrap_or(id).trim_start_matches('/'),
+                if c.raw_state.is_empty() {
+                    "unknown"
+                } else {
+                    &c.raw_state
+                }
+            ),
+        },
+        _ => engine.error("create exec", e),
+    }
+}
+
+/// Reads the exit code after the streams closed; polls briefly while the engine still says running.
+///
+/// `GET /exec/{id}/json`. Errors: `E_ENGINE` (no exit code after 5 s of polling, or an
+/// engine error), `E_ENGINE_UNAVAILABLE`. Never made up.
+pub(crate) async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
+    for _ in 0..EXIT_CODE_POLLS {
+        let info = engine
+            .docker
+            .inspect_exec(exec_id)
+            .await
+            .map_err(|e| engine.error("inspect exec", e))?;
+        if info.running != Some(true) {
+            if let Some(code) = info.exit_code {
+                return Ok(code);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(EXIT_CODE_POLL_MS)).await;
+    }
+    Err(Error::Engine {
+        operation: "inspect exec".into(),
+        status: None,
+        message: format!(
+            "the engine reported no exit code for exec {exec_id} within {} ms",
+            EXIT_CODE_POLL_MS * u64::from(EXIT_CODE_POLLS)
+        ),
+    })
+}
+
+/// The script a second exec runs to kill one exec's processes: every process carrying the
+/// marker, and every process in the session of one that does (a child that dropped its
+/// environment keeps its session; one that also called `setsid` escapes). Sessions 0 and 1
+/// (the init's) and the script's own are never targeted, nor is PID 1. TERM, a short grace,
+/// then KILL, collecting again before each round. The marker arrives as `$1`; nothing is
+/// interpolated.
+const KILL_SCRIPT: &str = r#"m="BERTH_EXEC_ID=$1"
+me=$$
+sids=""
+sid_of() { read -r s < "/proc/$1/stat" 2>/dev/null || return 0; s=${s##*) }; set -- $s; echo "$4"; }
+collect() {
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$me" ] && continue
+    tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "$m" || continue
+    s=$(sid_of "$p")
+    case "$s" in ""|0|1|"$me") ;; *) case " $sids " in *" $s "*) ;; *) sids="$sids $s" ;; esac ;; esac
+  done
+}
+targets() {
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    case "$p" in 1|"$me") continue ;; esac
+    if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "$m"; then echo "$p"; continue; fi
+    s=$(sid_of "$p")
+    case " $sids " in *" $s "*) [ -n "$s" ] && echo "$p" ;; esac
+  done
+}
+collect
+for p in $(targets); do kill -TERM "$p" 2>/dev/null; done
+sleep 0.2
+collect
+for p in $(targets); do kill -KILL "$p" 2>/dev/null; done
+exit 0"#;
+
+/// Kills the process tree of the exec marked `marker` in container `id`, and waits for the
+/// killing exec to finish (at most 10 s). Best effort: needs `sh`, `tr`, `grep` and `kill` in
+/// the image; an engine failure is ignored (the caller reports its own error).
+///
+/// `POST /containers/{id}/exec` (as user 0) and `POST /exec/{id}/start`.
+pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
+    let argv = vec![
+        "sh".to_string(),
+        "-c".into(),
+        KILL_SCRIPT.into(),
+        "berth-kill".into(),
+        marker.into(),
+    ];
+    let create = CreateExecOptions {
+        attach_stdout: Some(true),
+        attach_stderr: Some(true),
+        tty: Some(false),
+        cmd: Some(argv),
+        user: Some("0".to_string()),
+        ..Default::default()
+    };
+    let Ok(created) = engine.docker.create_exec(id, create).await else {
+        return;
+    };
+    if let Ok(StartExecResults::Attached { mut output, .. }) =
+        engine.docker.start_exec(&created.id, None).await
+    {
+        let drain = async { while output.next().await.is_some() {} };
+        let _ = tokio::time::timeout(Duration::from_millis(KILL_TREE_TIMEOUT_MS), drain).await;
+    }
+}

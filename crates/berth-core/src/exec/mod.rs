@@ -1,0 +1,151 @@
+//! Exec: run an argv in a container and collect its output as bytes.
+//!
+//! Engine calls: `POST /containers/{id}/exec`, `POST /exec/{id}/start` (attached,
+//! no TTY, so stdout and stderr stay apart), `GET /exec/{id}/json` for the exit code
+//! (launch, marker, exit code and tree kill live in [`crate::exec::launch`]).
+//! Every exec carries a unique `BERTH_EXEC_ID` env marker; a timeout or abort kills
+//! every process in the container that carries it, and every process in the session of
+//! one that does (the engine starts each exec as a session leader, so children that
+//! cleared their environment are found too), then rejects with the output so far. No
+//! exit code is ever made up.
+
+pub mod launch;
+pub mod stream;
+
+use std::collections::BTreeMap;
+
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::connection::Engine;
+use crate::exec::launch::{Launch, Launched};
+use crate::model::errors::{Error, Result};
+use crate::model::spec::{validate_argv, validate_container_path, validate_env, validate_user};
+
+/// Default cap on each of stdout and stderr, in bytes (64 MiB).
+pub(crate) const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
+
+/// Options of one exec.
+#[derive(Debug, Clone, Default)]
+pub struct ExecOptions {
+    /// Working directory (absolute); the container's by default.
+    pub cwd: Option<String>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
+    /// User to run as; the container's by default.
+    pub user: Option<String>,
+    /// Bytes written to the process's stdin, which is then closed. No stdin is attached when `None`.
+    pub stdin: Option<Vec<u8>>,
+    /// Deadline in milliseconds; the process tree is killed when it passes.
+    pub timeout_ms: Option<u64>,
+    /// Cap on each of stdout and stderr, in bytes; output past it is dropped and `truncated` set.
+    pub max_buffer_bytes: Option<usize>,
+}
+
+impl ExecOptions {
+    /// Checks the options; `E_INVALID_ARGUMENT` naming the field.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(c) = &self.cwd {
+            validate_container_path("cwd", c)?;
+        }
+        validate_env("env", &self.env)?;
+        if let Some(u) = &self.user {
+            validate_user(u)?;
+        }
+        if self.timeout_ms == Some(0) {
+            return Err(Error::invalid(
+                "timeoutMs",
+                "must be a positive number of milliseconds",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What an exec produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExecOutput {
+    /// The process's exit code, as the engine reports it.
+    pub exit_code: i64,
+    /// Standard output bytes.
+    pub stdout: Vec<u8>,
+    /// Standard error bytes.
+    pub stderr: Vec<u8>,
+    /// Whether either stream went past `max_buffer_bytes` and was cut.
+    pub truncated: bool,
+}
+
+/// Runs `argv` in container `id` (named `name`, for messages) and buffers its output.
+///
+/// Errors: `E_INVALID_ARGUMENT` (bad argv or options, before any engine call),
+/// `E_EXEC_TIMEOUT` / `E_ABORTED` (with the output so far, after killing the tree),
+/// `E_ENGINE` (for example 409: the container is not running), `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn exec(
+    engine: &Engine,
+    id: &str,
+    name: &str,
+    argv: &[String],
+    opts: &ExecOptions,
+    cancel: &CancellationToken,
+) -> Result<ExecOutput> {
+    validate_argv("argv", argv)?;
+    opts.validate()?;
+    let Launched {
+        exec_id,
+        marker,
+        mut output,
+        mut input,
+    } = launch::launch(engine, id, &Launch::of(argv, opts, opts.stdin.is_some())).await?;
+    let writer = opts.stdin.clone().map(|bytes| {
+        tokio::spawn(async move {
+            // A process that never reads stdin may close it early: that is not an error.
+            let _ = input.write_all(&bytes).await;
+            let _ = input.shutdown().await;
+        })
+    });
+    let cap = opts.max_buffer_bytes.unwrap_or(DEFAULT_MAX_BUFFER_BYTES);
+    let mut out = ExecOutput::default();
+    let sleep = launch::deadline(opts.timeout_ms);
+    tokio::pin!(sleep);
+    let interrupted: Option<Error> = loop {
+        tokio::select! {
+            chunk = output.next() => match chunk {
+                None => break None,
+                Some(Ok(bollard::container::LogOutput::StdErr { message })) => append(&mut out.stderr, &message, cap, &mut out.truncated),
+                Some(Ok(bollard::container::LogOutput::StdOut { message } | bollard::container::LogOutput::Console { message })) => append(&mut out.stdout, &message, cap, &mut out.truncated),
+                Some(Ok(_)) => {}
+                // Podman resets the hijacked connection when the process exits with stdin bytes
+                // unread (podman #7360): the stream ended; the exit code comes from inspect.
+                Some(Err(e)) if opts.stdin.is_some()
+                    && crate::engine::connection::io_kind(&e) == Some(std::io::ErrorKind::ConnectionReset) => break None,
+                Some(Err(e)) => break Some(engine.error("read exec output", e)),
+            },
+            _ = &mut sleep => break Some(Error::ExecTimeout {
+                container: name.to_string(),
+                timeout_ms: opts.timeout_ms.unwrap_or_default(),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+            }),
+            _ = cancel.cancelled() => break Some(Error::aborted("exec")),
+        }
+    };
+    if let Some(w) = writer {
+        w.abort();
+    }
+    if let Some(err) = interrupted {
+        drop(output);
+        launch::kill_tree(engine, id, &marker).await;
+        return Err(err.with_output(out.stdout, out.stderr));
+    }
+    out.exit_code = launch::exit_code(engine, &exec_id).await?;
+    Ok(out)
+}
+
+fn append(buf: &mut Vec<u8>, bytes: &[u8], cap: usize, truncated: &mut bool) {
+    let room = cap.saturating_sub(buf.len());
+    if bytes.len() > room {
+        *truncated = true;
+    }
+    buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+}

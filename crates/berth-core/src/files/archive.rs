@@ -1,0 +1,338 @@
+//! Archive: one file in or out of a container through the engine's archive API, streamed as tar.
+//!
+//! Engine calls: `GET /containers/{id}/archive?path=` (download), `HEAD /containers/{id}/archive?path=`
+//! (stat), `PUT /containers/{id}/archive?path=/&noOverwriteDirNonDir=true` (upload, extracted at
+//! `/` with the full relative path). Downloads are parsed with the `tar` crate on a blocking
+//! thread and handed out in [`READ_CHUNK_BYTES`] chunks through a bounded channel, so a large
+//! file is never held in memory; uploads are a header prefix, the data stream, and the tar
+//! trailer.
+
+use std::io::Read;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bollard::query_parameters::{
+    ContainerArchiveInfoOptions, DownloadFromContainerOptions, UploadToContainerOptions,
+};
+use bytes::Bytes;
+use futures_util::{stream, Stream, StreamExt, TryStreamExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::io::{StreamReader, SyncIoBridge};
+
+use crate::engine::connection::{status, Engine};
+use crate::model::errors::{Error, Result};
+
+/// Size of the chunks a download is handed out in, in bytes (64 KiB).
+pub(crate) const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// Capacity of a download's channel, in chunks.
+pub(crate) const READ_CHANNEL_CHUNKS: usize = 4;
+/// Request timeout of an upload (send until the engine's answer), in seconds.
+pub(crate) const UPLOAD_TIMEOUT_SECS: u64 = 3600;
+const TAR_BLOCK_BYTES: usize = 512;
+const TAR_TRAILER_BYTES: usize = 2 * TAR_BLOCK_BYTES;
+/// Go's `os.ModeDir` and `os.ModeSymlink` bits in the engine's path stat.
+const GO_MODE_DIR: u32 = 1 << 31;
+const GO_MODE_SYMLINK: u32 = 1 << 27;
+
+/// What the first tar entry of a download is.
+#[derive(Debug)]
+pub(crate) enum Head {
+    /// A regular file of `size` bytes; its chunks follow on the channel.
+    File {
+        /// Size in bytes.
+        size: u64,
+    },
+    /// A directory.
+    Dir,
+    /// A symbolic link to this target (as stored: relative or absolute).
+    Symlink(String),
+    /// Another kind of entry (device, fifo, ...).
+    Other,
+}
+
+/// A download in progress: its first entry, and its data chunks when it is a file.
+pub(crate) struct Download {
+    /// What the path is.
+    pub head: Head,
+    /// The file's bytes, in order; an `Err` ends it.
+    pub chunks: mpsc::Receiver<Result<Bytes>>,
+}
+
+/// `GET /containers/{id}/archive?path=<path>` and the first entry of the tar it returns.
+///
+/// `Ok(None)` on 404 (the path, or the container, is absent: the caller tells which by
+/// inspecting the container). Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn download(engine: &Engine, id: &str, path: &str) -> Result<Option<Download>> {
+    let mut body = engine.docker.download_from_container(
+        id,
+        Some(DownloadFromContainerOptions {
+            path: path.to_string(),
+        }),
+    );
+    let first = match body.next().await {
+        Some(Err(e)) if status(&e) == Some(404) => return Ok(None),
+        Some(Err(e)) => return Err(engine.error("read file", e)),
+        Some(Ok(b)) => b,
+        None => Bytes::new(),
+    };
+    let whole = stream::iter([Ok(first)])
+        .chain(body)
+        .map_err(std::io::Error::other);
+    let bridge = SyncIoBridge::new(StreamReader::new(whole));
+    let (head_tx, head_rx) = oneshot::channel();
+    let (tx, rx) = mpsc::channel(READ_CHANNEL_CHUNKS);
+    tokio::task::spawn_blocking(move || read_first_entry(bridge, head_tx, tx));
+    let head = head_rx
+        .await
+        .map_err(|_| broken("the tar reader stopped"))??;
+    Ok(Some(Download { head, chunks: rx }))
+}
+
+fn broken(message: impl Into<String>) -> Error {
+    Error::Engine {
+        operation: "read file".into(),
+        status: None,
+        message: message.into(),
+    }
+}
+
+/// Runs on a blocking thread: parses the first entry and sends its data in chunks until the
+/// receiver goes away (which drops the engine connection).
+fn read_first_entry(
+    bridge: impl Read,
+    head_tx: oneshot::Sender<Result<Head>>,
+    tx: mpsc::Sender<Result<Bytes>>,
+) {
+    let mut archive = tar::Archive::new(bridge);
+    let mut entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = head_tx.send(Err(broken(format!("bad tar from the engine: {e}"))));
+            return;
+        }
+    };
+    let mut entry = match entries.next() {
+        Some(Ok(entry)) => entry,
+        Some(Err(e)) => {
+            let _ = head_tx.send(Err(broken(format!("bad tar from the engine: {e}"))));
+            return;
+        }
+        None => {
+            let _ = head_tx.send(Err(broken("the engine sent an empty archive")));
+            return;
+        }
+    };
+    let kind = entry.header().entry_type();
+    let head = if kind.is_file() || kind.is_contiguous() {
+        Head::File { size: entry.size() }
+    } else if kind.is_dir() {
+        Head::Dir
+    } else if kind.is_symlink() {
+        match entry.link_name() {
+            Ok(Some(l)) => Head::Symlink(l.to_string_lossy().into_owned()),
+            _ => Head::Other,
+        }
+    } else {
+        Head::Other
+    };
+    let is_file = matches!(head, Head::File { .. });
+    if head_tx.send(Ok(head)).is_err() || !is_file {
+        return;
+    }
+    let mut buf = vec![0u8; READ_CHUNK_BYTES];
+    loop {
+        match entry.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                if tx
+                    .blocking_send(Ok(Bytes::copy_from_slice(&buf[..n])))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(e) => {
+                let _ = tx.blocking_send(Err(broken(format!("reading the file failed: {e}"))));
+                return;
+            }
+        }
+    }
+}
+
+/// What a path is, from `HEAD /containers/{id}/archive?path=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stat {
+    /// Nothing there (or no such container: the engine answers 404 for both).
+    Absent,
+    /// A directory.
+    Dir,
+    /// A symbolic link; the engine's resolved target, when it gave one.
+    Symlink(String),
+    /// Anything else (a file).
+    Other,
+}
+
+/// `HEAD /containers/{id}/archive?path=<path>`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn stat(engine: &Engine, id: &str, path: &str) -> Result<Stat> {
+    match engine
+        .docker
+        .get_container_archive_info(
+            id,
+            Some(ContainerArchiveInfoOptions {
+                path: path.to_string(),
+            }),
+        )
+        .await
+    {
+        Ok(s) if s.file_mode & GO_MODE_SYMLINK != 0 => Ok(Stat::Symlink(s.link_target)),
+        Ok(s) if s.file_mode & GO_MODE_DIR != 0 => Ok(Stat::Dir),
+        Ok(_) => Ok(Stat::Other),
+        Err(e) if status(&e) == Some(404) => Ok(Stat::Absent),
+        Err(e) => Err(engine.error("stat path", e)),
+    }
+}
+
+/// Ownership and mode of what an upload creates.
+#[derive(Debug, Clone, Copy)]
+pub struct Owner {
+    /// Numeric user id.
+    pub uid: u64,
+    /// Numeric group id.
+    pub gid: u64,
+}
+
+/// The tar bytes before a file's data: one directory entry per path in `dirs` (mode 0755, in
+/// order), then the file's header (`size` bytes, `mode`). Paths are absolute; entries are
+/// relative to `/`. Long names use GNU long-name entries. Errors: `E_INVALID_ARGUMENT`.
+pub(crate) fn tar_prefix(
+    dirs: &[String],
+    file: &str,
+    size: u64,
+    mode: u32,
+    owner: Owner,
+) -> Result<Vec<u8>> {
+    let mtime = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let mut builder = tar::Builder::new(Vec::new());
+    let header = |kind: tar::EntryType, mode: u32, size: u64| {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_mode(mode);
+        h.set_uid(owner.uid);
+        h.set_gid(owner.gid);
+        h.set_mtime(mtime);
+        h.set_size(size);
+        h
+    };
+    let bad = |e: std::io::Error| Error::invalid("path", format!("cannot be put in a tar: {e}"));
+    for d in dirs {
+        let mut h = header(tar::EntryType::Directory, 0o755, 0);
+        builder
+            .append_data(&mut h, d.trim_start_matches('/'), std::io::empty())
+            .map_err(bad)?;
+    }
+    let mut h = header(tar::EntryType::Regular, mode, size);
+    // The data follows from the caller's stream: only the header(s) are written here.
+    builder
+        .append_data(&mut h, file.trim_start_matches('/'), std::io::empty())
+        .map_err(bad)?;
+    // Take the bytes before the builder finishes (its trailer would end the archive here).
+    Ok(std::mem::take(builder.get_mut()))
+}
+
+/// The bytes after `size` bytes of file data: padding to a 512-byte block, then the trailer.
+pub(crate) fn tar_suffix(size: u64) -> Vec<u8> {
+    let rem = (size % TAR_BLOCK_BYTES as u64) as usize;
+    let pad = if rem == 0 { 0 } else { TAR_BLOCK_BYTES - rem };
+    vec![0u8; pad + TAR_TRAILER_BYTES]
+}
+
+/// `PUT /containers/{id}/archive?path=/&noOverwriteDirNonDir=true` with a tar made of `prefix`,
+/// exactly `size` bytes from `data`, and the suffix. The request may take up to
+/// [`UPLOAD_TIMEOUT_SECS`].
+///
+/// Errors: the engine's failure as is (the caller decides on 404 and on refusals).
+pub(crate) async fn upload(
+    engine: &Engine,
+    id: &str,
+    prefix: Vec<u8>,
+    size: u64,
+    data: impl Stream<Item = std::io::Result<Bytes>> + Send + 'static,
+) -> std::result::Result<(), bollard::errors::Error> {
+    let body = stream::iter([Ok(Bytes::from(prefix))])
+        .chain(data)
+        .chain(stream::iter([Ok(Bytes::from(tar_suffix(size)))]));
+    let docker = engine
+        .docker
+        .clone()
+        .with_timeout(Duration::from_secs(UPLOAD_TIMEOUT_SECS));
+    docker
+        .upload_to_container(
+            id,
+            Some(UploadToContainerOptions {
+                path: "/".into(),
+                no_overwrite_dir_non_dir: Some("true".into()),
+                copy_uidgid: None,
+            }),
+            bollard::body_try_stream(body),
+        )
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(tar_bytes: &[u8]) -> Vec<(String, tar::EntryType, u32, u64, u64, Vec<u8>)> {
+        let mut a = tar::Archive::new(tar_bytes);
+        a.entries()
+            .unwrap()
+            .map(|e| {
+                let mut e = e.unwrap();
+                let mut data = Vec::new();
+                e.read_to_end(&mut data).unwrap();
+                let h = e.header();
+                (
+                    e.path().unwrap().to_string_lossy().into_owned(),
+                    h.entry_type(),
+                    h.mode().unwrap(),
+                    h.uid().unwrap(),
+                    h.gid().unwrap(),
+                    data,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn prefix_data_and_suffix_make_one_valid_archive() {
+        let owner = Owner {
+            uid: 65534,
+            gid: 65533,
+        };
+        let long = format!("/tmp/{}/ü file.bin", "d".repeat(120));
+        let dirs = vec!["/tmp/a".to_string()];
+        let data = b"hello, tar".to_vec();
+        let mut tar_bytes = tar_prefix(&dirs, &long, data.len() as u64, 0o640, owner).unwrap();
+        tar_bytes.extend_from_slice(&data);
+        tar_bytes.extend_from_slice(&tar_suffix(data.len() as u64));
+        assert_eq!(tar_bytes.len() % 512, 0);
+        let got = entries(&tar_bytes);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, "tmp/a");
+        assert!(got[0].1.is_dir());
+        assert_eq!((got[0].2, got[0].3, got[0].4), (0o755, 65534, 65533));
+        assert_eq!(got[1].0, long.trim_start_matches('/'));
+        assert_eq!((got[1].2, got[1].3, got[1].4), (0o640, 65534, 65533));
+        assert_eq!(got[1].5, data);
+    }
+
+    #[test]
+    fn suffix_pads_to_a_block_then_adds_the_trailer() {
+        assert_eq!(tar_suffix(0).len(), 1024);
+        assert_eq!(tar_suffix(1).len(), 511 + 1024);
+        assert_eq!(tar_suffix(512).len(), 1024);
+        assert_eq!(tar_suffix(513).len(), 511 + 1024);
+    }
+}

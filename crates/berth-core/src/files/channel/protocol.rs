@@ -1,0 +1,151 @@
+//! Channel protocol: the script a session's file channel runs in the container, the requests
+//! berth writes to its stdin and the replies it reads from its stdout.
+//!
+//! The channel is one exec of `sh` that stays open ([`crate::files::channel`]): each request is a
+//! few lines on its stdin, each reply one status line on its stdout (a read's data follows
+//! as base64 lines and a `.` line). File bytes travel as base64, so any bytes pass; paths
+//! travel as lines read with `IFS= read -r` and reach commands only as quoted `"$p"`, never
+//! interpolated into a shell string. Needs `sh`, `base64`, `mkdir`, `chmod`, `wc`.
+
+use base64::Engine as _;
+
+/// The first line the script prints once it runs (its protocol version).
+pub(crate) const HELLO: &str = "berth-channel 1";
+/// Largest file written through the channel, in bytes (the shell reads a request byte by
+/// byte, so larger files go through the archive API).
+pub(crate) const MAX_WRITE_BYTES: usize = 16 * 1024;
+/// Largest file read through the channel, in bytes (larger ones are streamed through the
+/// archive API).
+pub(crate) const MAX_READ_BYTES: u64 = 1024 * 1024;
+
+/// The channel's script (`sh -c`). Writes: `w`, path, octal mode, base64 data, one line each;
+/// replies `ok`, `isdir` (a directory at the path) or `fail` (anything else: the caller takes
+/// the archive path, which knows why). Reads: `r`, path, size limit; replies `data` then the
+/// base64 lines and `.`, or `absent` (and the parent directory is searchable by the user),
+/// `isdir`, `big` (over the limit) or `fail` (not a regular file, unreadable, a dangling
+/// link, a parent the user may not search). Parents are created with `mkdir -p` under
+/// umask 022 (0755, existing ones untouched); the mode is set with `chmod`.
+pub(crate) const SCRIPT: &str = r#"umask 022
+command -v base64 >/dev/null 2>&1 || exit 3
+echo "berth-channel 1"
+while IFS= read -r op; do
+  IFS= read -r p || exit 0
+  case "$op" in
+  w)
+    IFS= read -r m || exit 0
+    IFS= read -r d || exit 0
+    if [ -d "$p" ]; then echo isdir; continue; fi
+    q=${p%/*}
+    if { [ -z "$q" ] || [ -d "$q" ] || mkdir -p "$q"; } 2>/dev/null &&
+       printf '%s' "$d" | base64 -d > "$p" 2>/dev/null && chmod "$m" "$p" 2>/dev/null; then
+      echo ok
+    else
+      echo fail
+    fi
+    ;;
+  r)
+    IFS= read -r n || exit 0
+    if [ -d "$p" ]; then echo isdir
+    elif [ ! -e "$p" ] && [ ! -L "$p" ]; then
+      # Absent only where the user may look: an unsearchable directory hides what is in it.
+      q=${p%/*}; if [ -x "${q:-/}" ]; then echo absent; else echo fail; fi
+    elif [ ! -f "$p" ] || [ ! -r "$p" ]; then echo fail
+    else
+      s=$(wc -c < "$p" 2>/dev/null) || s=x
+      case "$s" in *[!0-9\ ]*|"") echo fail ;; *)
+        if [ "$s" -gt "$n" ]; then echo big
+        else echo data; base64 "$p" 2>/dev/null || echo '!'; echo .
+        fi ;;
+      esac
+    fi
+    ;;
+  *) exit 2 ;;
+  esac
+done
+"#;
+
+/// Whether `path` (normalised) can travel as one protocol line.
+pub(crate) fn path_fits(path: &str) -> bool {
+    !path.contains(['\n', '\r'])
+}
+
+/// The request bytes that write `data` to `path` with `mode`.
+pub(crate) fn write_request(path: &str, mode: u32, data: &[u8]) -> Vec<u8> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(data);
+    format!("w\n{path}\n{mode:o}\n{b64}\n").into_bytes()
+}
+
+/// The request bytes that read `path` when it has at most `max_bytes`.
+pub(crate) fn read_request(path: &str, max_bytes: u64) -> Vec<u8> {
+    format!("r\n{path}\n{max_bytes}\n").into_bytes()
+}
+
+/// The status line of a reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Written.
+    Ok,
+    /// Data follows (base64 lines, then `.`).
+    Data,
+    /// Nothing at the path.
+    Absent,
+    /// A directory at the path.
+    IsDir,
+    /// Larger than the limit.
+    Big,
+    /// Anything else: take the archive path.
+    Fail,
+}
+
+/// Parses a status line; `None` for anything the protocol does not say.
+pub(crate) fn status(line: &str) -> Option<Status> {
+    Some(match line {
+        "ok" => Status::Ok,
+        "data" => Status::Data,
+        "absent" => Status::Absent,
+        "isdir" => Status::IsDir,
+        "big" => Status::Big,
+        "fail" => Status::Fail,
+        _ => return None,
+    })
+}
+
+/// Decodes a read's base64 lines (without the closing `.`); `None` when they are not base64
+/// (the script wrote `!` when reading failed half-way).
+pub(crate) fn decode_data(lines: &[String]) -> Option<Vec<u8>> {
+    let joined: String = lines.concat();
+    base64::engine::general_purpose::STANDARD
+        .decode(joined)
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_lines_with_base64_data() {
+        let r = write_request("/a b/ü.txt", 0o640, b"\x00\n\xff");
+        assert_eq!(String::from_utf8(r).unwrap(), "w\n/a b/ü.txt\n640\nAAr/\n");
+        let r = read_request("/x", 42);
+        assert_eq!(String::from_utf8(r).unwrap(), "r\n/x\n42\n");
+    }
+
+    #[test]
+    fn paths_with_line_breaks_do_not_fit() {
+        assert!(path_fits("/tmp/a b"));
+        assert!(!path_fits("/tmp/a\nb"));
+        assert!(!path_fits("/tmp/a\rb"));
+    }
+
+    #[test]
+    fn statuses_and_data_parse() {
+        assert_eq!(status("ok"), Some(Status::Ok));
+        assert_eq!(status("isdir"), Some(Status::IsDir));
+        assert_eq!(status("OK"), None);
+        let lines = vec!["aGVs".to_string(), "bG8=".to_string()];
+        assert_eq!(decode_data(&lines).unwrap(), b"hello");
+        assert_eq!(decode_data(&[]).unwrap(), b"");
+        assert_eq!(decode_data(&["!".to_string()]), None);
+    }
+}

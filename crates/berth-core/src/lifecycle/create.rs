@@ -1,0 +1,357 @@
+//! Create: a fresh session container, never adopted; rolled back by id on any failure after creation.
+//!
+//! Engine calls, in order: `GET /images/{image}/json` (and `POST /images/create` when
+//! missing, see [`crate::engine::images`]), `POST /containers/create?name=<name>` (the engine's name uniqueness is
+//! the lock), `POST /containers/{id}/start`, one exec per setup command, then
+//! `POST /volumes/create` for the readiness record and for the creator's holder record.
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use bollard::models::{
+    ContainerCreateBody, HostConfig, Mount as EngineMount, MountType, PortBinding,
+};
+use bollard::query_parameters::CreateContainerOptionsBuilder;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::cancel::guard;
+use crate::engine::connection::{status, Engine, EngineOptions};
+use crate::engine::container::{inspect, Facts};
+use crate::engine::discovery::EngineKind;
+use crate::engine::images::{ensure_image, PullOptions};
+use crate::exec::{self, ExecOptions};
+use crate::lifecycle::opening::{self, Opening};
+use crate::model::errors::{Error, Holder, Result};
+use crate::model::identity;
+use crate::model::labels;
+use crate::model::naming::DEFAULT_PREFIX;
+use crate::model::spec::CreateSpec;
+use crate::ownership::cleanup;
+use crate::ownership::hold;
+use crate::ownership::holders::Role;
+use crate::ownership::records;
+use crate::ownership::removal;
+use crate::session::{Ownership, Session};
+
+/// The operation an `E_ABORTED` names: the API call, as the TypeScript entry names it too.
+const OPERATION: &str = "createSession";
+
+/// Bytes of a failing setup command's stdout/stderr kept in the error (the tail).
+pub(crate) const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
+
+/// Creates session `spec.session_id`, starts it, runs its setup commands, marks it ready.
+///
+/// Fresh only: a taken name is `E_SESSION_EXISTS` with what holds it, and nothing
+/// else is touched. Any failure after the engine created the container (start,
+/// setup exit code, abort) removes that container by id and rejects with the first
+/// cause; a failed removal is attached to the error and retried by the next call.
+/// An abort never drops the create request in flight: its answer is awaited, then
+/// the container is removed.
+///
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`,
+/// `E_SESSION_EXISTS`, `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
+pub async fn create_session(
+    spec: &CreateSpec,
+    engine_opts: &EngineOptions,
+    cancel: &CancellationToken,
+) -> Result<Session> {
+    spec.validate()?;
+    crate::engine::bind_source::check_for_engine(spec, engine_opts)?;
+    let Opening {
+        session_id,
+        prefix,
+        name,
+    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
+    let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
+    cleanup::retry_pending(&engine).await;
+    let pull = PullOptions {
+        platform: spec.platform.clone(),
+        on_progress: spec.on_pull_progress.clone(),
+    };
+    guard(cancel, OPERATION, ensure_image(&engine, &spec.image, &pull)).await?;
+    if cancel.is_cancelled() {
+        return Err(Error::aborted(OPERATION));
+    }
+
+    let owner = identity::current();
+    let (id, labels) = create_container(&engine, spec, &session_id, &prefix, &name, &[]).await?;
+
+    let session = Session::new(
+        engine.clone(),
+        id.clone(),
+        name.clone(),
+        session_id.clone(),
+        Ownership::Created,
+        owner.cloned(),
+    );
+    match guard(cancel, OPERATION, finish(&engine, &session, spec, &labels)).await {
+        Ok(record) => Ok(session.with_record(record, Vec::new())),
+        Err(first) => Err(rollback(&engine, &id, first).await),
+    }
+}
+
+/// `POST /containers/create?name=<name>` from `spec` (plus `extra_mounts`), labelled with
+/// schema-1 labels owned by this process. Returns the id and the labels it carries.
+/// Not raced against an abort signal: a dropped create could leave a container nobody knows.
+///
+/// Errors: `E_SESSION_EXISTS` (name taken), `E_IMAGE_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn create_container(
+    engine: &Engine,
+    spec: &CreateSpec,
+    session_id: &str,
+    prefix: &str,
+    name: &str,
+    extra_mounts: &[EngineMount],
+) -> Result<(String, HashMap<String, String>)> {
+    let created_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
+    let labels = labels::encode(spec, session_id, prefix, identity::current(), &created_at);
+    let body = container_body(spec, labels.clone(), extra_mounts);
+    let mut opts = CreateContainerOptionsBuilder::default().name(name);
+    if let Some(p) = &spec.platform {
+        opts = opts.platform(p);
+    }
+    let opts = opts.build();
+    match engine.docker.create_container(Some(opts), body).await {
+        Ok(r) => Ok((r.id, labels)),
+        Err(e) => Err(create_failure(engine, session_id, name, &spec.image, e).await),
+    }
+}
+
+/// Start, setup, readiness record (with the container's `labels`), creator's holder record
+/// (its volume name returned). Errors: `E_SETUP_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn finish(
+    engine: &Engine,
+    session: &Session,
+    spec: &CreateSpec,
+    labels: &HashMap<String, String>,
+) -> Result<Option<String>> {
+    engine
+        .docker
+        .start_container(&session.id, None)
+        .await
+        .map_err(|e| engine.error("start container", e))?;
+    let never = CancellationToken::new();
+    for (index, argv) in spec.setup_commands.iter().enumerate() {
+        let opts = ExecOptions {
+            user: spec.user.clone(),
+            cwd: spec.work_dir.clone(),
+            ..Default::default()
+        };
+        let out = exec::exec(engine, &session.id, &session.name, argv, &opts, &never).await?;
+        if out.exit_code != 0 {
+            return Err(Error::SetupFailed {
+                session_id: session.session_id.clone(),
+                name: session.name.clone(),
+                index,
+                argv: argv.clone(),
+                exit_code: out.exit_code,
+                stdout: tail(&out.stdout),
+                stderr: tail(&out.stderr),
+            });
+        }
+    }
+    let extra: HashMap<String, String> = spec.labels.clone().into_iter().collect();
+    records::mark_ready(engine, &session.id, labels).await?;
+    hold::register(engine, &session.id, Role::Creator, &extra).await
+}
+
+fn tail(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(SETUP_OUTPUT_TAIL_BYTES)..])
+        .into_owned()
+}
+
+/// Removes what this call created; the first error stays first.
+pub(crate) async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
+    match removal::remove_by_id(engine, id).await {
+        Ok(_) => first,
+        Err(cleanup_err) => {
+            cleanup::defer(engine, id);
+            first.with_cleanup(cleanup_err)
+        }
+    }
+}
+
+/// Classifies a failed `POST /containers/create`: a taken name (409; Docker 17.09: 400;
+/// Podman 4: 500) is confirmed by inspecting the name, never by message text.
+///
+/// The engine reserves a name before the container it names can be inspected, so a
+/// loser of a create race may briefly see 404 on the name: the inspect is retried for
+/// up to [`NAME_HOLDER_WAIT_MS`]. A 409 stays `E_SESSION_EXISTS` even when the holder
+/// never became visible (it is then reported with an empty id and state `unknown`).
+async fn create_failure(
+    engine: &Engine,
+    session_id: &str,
+    name: &str,
+    image: &str,
+    e: bollard::errors::Error,
+) -> Error {
+    let code = status(&e);
+    if matches!(code, Some(400) | Some(409) | Some(500)) {
+        let deadline =
+            tokio::time::Instant::now() + std::time::Duration::from_millis(NAME_HOLDER_WAIT_MS);
+        loop {
+            match inspect(engine, name).await {
+                Ok(Some(c)) => return exists(session_id, &Facts::from_inspect(&c)),
+                Ok(None) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        if code == Some(409) {
+            return Error::SessionExists {
+                session_id: session_id.into(),
+                holder: Holder {
+                    name: name.into(),
+                    id: String::new(),
+                    state: "unknown".into(),
+                    managed: false,
+                    session_id: None,
+                    owner: serde_json::Value::Null,
+                },
+            };
+        }
+    }
+    let err = engine.error("create container", e);
+    match (code, err) {
+        (Some(404), err) => Error::ImageNotFound {
+            image: image.into(),
+            reason: err.to_string(),
+        },
+        // Not a taken name (the inspect above found none). Podman refuses the create itself
+        // when its init binary is missing: say how to fix that beside the engine's message.
+        (
+            Some(500),
+            Error::Engine {
+                operation,
+                status,
+                message,
+            },
+        ) if engine.kind == EngineKind::Podman => Error::Engine {
+            operation,
+            status,
+            message: with_init_hint(&message),
+        },
+        (_, err) => err,
+    }
+}
+
+/// The message of a create Podman refused (HTTP 500) while the name was free: the engine's
+/// own message plus how to fix a missing init binary, Podman's usual reason.
+pub(crate) fn with_init_hint(message: &str) -> String {
+    format!("{message} (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)")
+}
+
+/// How long a create that lost the name waits for the holder to become inspectable, in milliseconds.
+pub(crate) const NAME_HOLDER_WAIT_MS: u64 = 2_000;
+
+fn exists(session_id: &str, f: &Facts) -> Error {
+    Error::SessionExists {
+        session_id: session_id.into(),
+        holder: Holder {
+            name: f.name.clone(),
+            id: f.id.clone(),
+            state: f.state.into(),
+            managed: f.managed.is_some(),
+            session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
+            owner: f.owner_json(),
+        },
+    }
+}
+
+/// The `POST /containers/create` body: sleep entrypoint under an init process, ports on
+/// 127.0.0.1, the spec's bind mounts followed by `extra_mounts`.
+fn container_body(
+    spec: &CreateSpec,
+    labels: HashMap<String, String>,
+    extra_mounts: &[EngineMount],
+) -> ContainerCreateBody {
+    let mut ports: Vec<u16> = spec.ports.clone();
+    ports.sort_unstable();
+    ports.dedup();
+    let keys: Vec<String> = ports.iter().map(|p| format!("{p}/tcp")).collect();
+    let bindings: HashMap<String, Option<Vec<PortBinding>>> = keys
+        .iter()
+        .map(|k| {
+            (
+                k.clone(),
+                Some(vec![PortBinding {
+                    host_ip: Some("127.0.0.1".into()),
+                    host_port: Some(String::new()),
+                }]),
+            )
+        })
+        .collect();
+    let mounts: Vec<EngineMount> = spec
+        .mounts
+        .iter()
+        .map(|m| EngineMount {
+            source: Some(m.source.clone()),
+            target: Some(m.target.clone()),
+            typ: Some(MountType::BIND),
+            read_only: Some(m.read_only),
+            ..Default::default()
+        })
+        .chain(extra_mounts.iter().cloned())
+        .collect();
+    let sec = &spec.security;
+    let host_config = HostConfig {
+        init: Some(true),
+        port_bindings: (!bindings.is_empty()).then_some(bindings),
+        mounts: (!mounts.is_empty()).then_some(mounts),
+        cap_drop: (!sec.cap_drop.is_empty()).then(|| sec.cap_drop.clone()),
+        security_opt: sec
+            .no_new_privileges
+            .then(|| vec!["no-new-privileges:true".to_string()]),
+        readonly_rootfs: sec.read_only_root_filesystem.then_some(true),
+        network_mode: sec.network_mode.clone(),
+        memory: spec.limits.memory_bytes,
+        nano_cpus: spec.limits.cpus.map(|c| (c * 1e9).round() as i64),
+        pids_limit: spec.limits.pids_limit,
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(spec.image.clone()),
+        entrypoint: Some(spec.effective_entrypoint()),
+        cmd: Some(Vec::new()),
+        env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+        working_dir: spec.work_dir.clone(),
+        user: spec.user.clone(),
+        labels: Some(labels),
+        exposed_ports: (!keys.is_empty()).then_some(keys),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn podman_create_refusals_say_how_to_fix_a_missing_init() {
+        assert_eq!(
+            with_init_hint("container create: container-init binary not found on the host"),
+            "container create: container-init binary not found on the host (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)"
+        );
+    }
+
+    #[test]
+    fn body_publishes_on_loopback_only_with_init() {
+        let spec = CreateSpec {
+            image: "i".into(),
+            ports: vec![8080, 8080, 80],
+            ..Default::default()
+        };
+        let b = container_body(&spec, HashMap::new(), &[]);
+        let hc = b.host_config.unwrap();
+        assert_eq!(hc.init, Some(true));
+        let pb = hc.port_bindings.unwrap();
+        assert_eq!(pb.len(), 2);
+        for v in pb.values() {
+            assert_eq!(v.as_ref().unwrap()[0].host_ip.as_deref(), Some("127.0.0.1"));
+        }
+        assert_eq!(b.entrypoint.unwrap(), vec!["sleep", "2147483647"]);
+        assert_eq!(b.cmd.unwrap(), Vec::<String>::new());
+    }
+}

@@ -1,0 +1,14 @@
+//! Lifecycle: one file per public operation (create, resume, recreate, verify with repair,
+//! peek, list, reap, templates, legacy adoption). The top layer: may import every other folder.
+
+pub mod create;
+pub mod legacy;
+pub mod list;
+pub mod opening;
+pub mod peek;
+pub mod reap;
+pub mod recreate;
+pub mod repair;
+pub mod resume;
+pub mod templates;
+pub mod verify;

@@ -1,0 +1,85 @@
+//! Peek: inspect a session without side effects.
+
+use std::collections::BTreeMap;
+
+use crate::engine::connection::{self, Engine, EngineOptions};
+use crate::engine::container::{inspect, Facts};
+use crate::lifecycle::opening::Opening;
+use crate::model::errors::Result;
+use crate::model::identity::Owner;
+use crate::model::naming::DEFAULT_PREFIX;
+use crate::ownership::records;
+
+/// What `peek` reports about a session's container (`PeekResult` in `docs/design.md#public-api`).
+#[derive(Debug, Clone)]
+pub struct PeekResult {
+    /// Container name.
+    pub name: String,
+    /// Full container id.
+    pub id: String,
+    /// Session id from the labels (`None` when unmanaged).
+    pub session_id: Option<String>,
+    /// Whether berth manages it.
+    pub managed: bool,
+    /// Whether its setup finished.
+    pub ready: bool,
+    /// Public state (`docs/design.md#public-api`).
+    pub state: &'static str,
+    /// The engine's state string.
+    pub raw_state: String,
+    /// Image reference.
+    pub image: String,
+    /// Creation time (RFC 3339).
+    pub created_at: String,
+    /// Recorded owner.
+    pub owner: Option<Owner>,
+    /// `"8080/tcp"` -> `"127.0.0.1:49153"`.
+    pub ports: BTreeMap<String, String>,
+}
+
+/// Looks the session up; `Ok(None)` when no container has its name.
+///
+/// Never creates, starts, unpauses or pulls anything. Engine calls:
+/// `GET /containers/{name}/json`, and for a managed container `GET /volumes/berth-ready-<id>`.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+pub async fn peek(
+    session_id: &[u16],
+    prefix: Option<&[u16]>,
+    engine_opts: &EngineOptions,
+) -> Result<Option<PeekResult>> {
+    let Opening { name, .. } = Opening::new(session_id, prefix, DEFAULT_PREFIX)?;
+    let engine = connection::connect(engine_opts).await?;
+    let Some(c) = inspect(&engine, &name).await? else {
+        return Ok(None);
+    };
+    let f = Facts::from_inspect(&c);
+    let ready = match &f.managed {
+        Some(_) => records::is_ready_while_present(&engine, &f.id).await?,
+        None => false,
+    };
+    Ok(Some(PeekResult::from_facts(&engine, f, ready)))
+}
+
+impl PeekResult {
+    /// The result for inspected facts and the readiness read from the records. Published
+    /// ports are addresses reachable from this process (a remote engine's host, not 127.0.0.1).
+    pub(crate) fn from_facts(engine: &Engine, f: Facts, ready: bool) -> Self {
+        PeekResult {
+            owner: f.owner().cloned(),
+            session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
+            managed: f.managed.is_some(),
+            ready: ready && f.managed.is_some(),
+            name: f.name,
+            id: f.id,
+            state: f.state,
+            raw_state: f.raw_state,
+            image: f.image,
+            created_at: f.created_at,
+            ports: f
+                .ports
+                .into_iter()
+                .map(|(k, v)| (k, engine.reachable_address(&v)))
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Reap: removes, by id, managed containers whose owner died and that nobody live holds.
+//!
+//! An orphan (`docs/design.md#ownership-and-removal`) is a managed container whose duty holder (the creator, or the
+//! last inheritor) is dead, never `unknown`, and that no live or unknown holder holds;
+//! or one a dead owner left incomplete. Each candidate is inspected and its records read
+//! again right before its removal, and removed only when it is still an orphan.
+
+use std::collections::HashSet;
+
+use crate::engine::calls::Removal;
+use crate::engine::connection::{self, Engine, EngineOptions};
+use crate::engine::container::inspect;
+use crate::lifecycle::list::{survey, Scope};
+use crate::model::errors::Result;
+use crate::model::identity::liveness;
+use crate::ownership::holders::{verdict, Verdict};
+use crate::ownership::records;
+use crate::ownership::removal::remove_by_id;
+use crate::ownership::replacement;
+
+/// One container the reaper removed or kept, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReapEntry {
+    /// Full container id.
+    pub id: String,
+    /// Container name.
+    pub name: String,
+    /// Session id from its labels.
+    pub session_id: Option<String>,
+    /// Removed: `owner-dead`, `incomplete`. Kept: `owner-alive`, `owner-unknown`, `held`,
+    /// `remove-failed` (the engine refused; the next run tries again).
+    pub reason: String,
+}
+
+/// What a reaper run did (with `dry_run`, what it would do).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReapReport {
+    /// Containers removed (or, with `dry_run`, to be removed).
+    pub removed: Vec<ReapEntry>,
+    /// Containers kept.
+    pub kept: Vec<ReapEntry>,
+    /// Record volumes whose container is gone, deleted (or, with `dry_run`, to be deleted).
+    /// Only an unnarrowed run looks for them.
+    pub removed_records: Vec<String>,
+    /// Recreations cut short by a dead process, finished or rolled back (not with `dry_run`).
+    pub replacements: Vec<SettledReplacement>,
+}
+
+/// One recreation the reaper recovered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettledReplacement {
+    /// The session's container name.
+    pub name: String,
+    /// The id of the container that was being replaced.
+    pub previous_id: String,
+    /// `completed`, `rolled-back` or `name-taken` (see [`crate::ownership::replacement::Settled`]).
+    pub outcome: &'static str,
+}
+
+/// Reaps orphans in `scope`.
+///
+/// First, recreations cut short by a dead process (see [`crate::ownership::replacement`]) whose records
+/// carry the scope's labels are finished or rolled back, so that exactly one container stays
+/// under each such name.
+///
+/// Engine calls: `GET /containers/json?all=true&filters=...`, `GET /containers/{id}/json`,
+/// `GET /volumes?filters=...`, then per orphan, after inspecting it and reading its
+/// records again, `DELETE /containers/{id}?force=true&v=true` and `DELETE /volumes/{name}`
+/// for its records; without a narrowing scope, `DELETE /volumes/{name}` for records whose
+/// container is gone. With `dry_run` nothing is removed.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE` (listing failed); a
+/// removal that fails is reported as kept with reason `remove-failed`.
+pub async fn reap_orphans(
+    dry_run: bool,
+    scope: &Scope,
+    engine_opts: &EngineOptions,
+) -> Result<ReapReport> {
+    scope.filters()?;
+    let engine = connection::connect(engine_opts).await?;
+    let mut report = ReapReport::default();
+    if !dry_run {
+        report.replacements = settle_replacements(&engine, scope).await?;
+    }
+    let surveyed = survey(&engine, scope).await?;
+    let seen: HashSet<String> = surveyed.iter().map(|(f, _)| f.id.clone()).collect();
+    for (f, recs) in surveyed {
+        let mut entry = ReapEntry {
+            id: f.id.clone(),
+            name: f.name.clone(),
+            session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
+            reason: String::new(),
+        };
+        match verdict(recs.ready, f.owner(), &recs.holds, &liveness) {
+            Verdict::Keep(why) => {
+                entry.reason = why.into();
+                report.kept.push(entry);
+            }
+            Verdict::Reap(why) if dry_run => {
+                entry.reason = why.into();
+                report.removed.push(entry);
+            }
+            Verdict::Reap(_) => match recheck_and_remove(&engine, &f.id).await {
+                Ok(None) => {}
+                Ok(Some(Verdict::Reap(why))) => {
+                    entry.reason = why.into();
+                    report.removed.push(entry);
+                }
+                Ok(Some(Verdict::Keep(why))) => {
+                    entry.reason = why.into();
+                    report.kept.push(entry);
+                }
+                Err(_) => {
+                    entry.reason = "remove-failed".into();
+                    report.kept.push(entry);
+                }
+            },
+        }
+    }
+    if !scope.is_narrowed() {
+        report.removed_records = orphan_records(&engine, &seen, dry_run).await?;
+    }
+    Ok(report)
+}
+
+/// Recovers every stale replacement whose record carries the scope's caller labels (before
+/// the survey: a half-made new container must be rolled back, not reaped as an orphan).
+async fn settle_replacements(engine: &Engine, scope: &Scope) -> Result<Vec<SettledReplacement>> {
+    let mut out = Vec::new();
+    for (labels, r) in replacement::list(engine).await? {
+        let in_scope = scope.labels.iter().all(|(k, v)| labels.get(k) == Some(v));
+        if !in_scope || !replacement::is_stale(&r) {
+            continue;
+        }
+        let outcome = replacement::settle(engine, &r).await?;
+        out.push(SettledReplacement {
+            name: r.name.clone(),
+            previous_id: r.old_id.clone(),
+            outcome: outcome.as_str(),
+        });
+    }
+    Ok(out)
+}
+
+/// Inspects `id` and reads its records again; removes it only when it is still an orphan.
+/// `Ok(None)`: it was gone already.
+async fn recheck_and_remove(engine: &Engine, id: &str) -> Result<Option<Verdict>> {
+    let Some(c) = inspect(engine, id).await? else {
+        return Ok(None);
+    };
+    let f = crate::engine::container::Facts::from_inspect(&c);
+    if crate::ownership::provenance::not_berth_made(engine, &c, &f)
+        .await?
+        .is_some()
+    {
+        return Ok(None);
+    }
+    let recs = records::of_container(engine, id).await?;
+    let v = verdict(recs.ready, f.owner(), &recs.holds, &liveness);
+    if let Verdict::Reap(_) = v {
+        if remove_by_id(engine, id).await? == Removal::Absent {
+            return Ok(None);
+        }
+    }
+    Ok(Some(v))
+}
+
+/// Record volumes naming a container the engine no longer has.
+async fn orphan_records(
+    engine: &Engine,
+    live: &HashSet<String>,
+    dry_run: bool,
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (id, recs) in records::group(records::list(engine, None).await?) {
+        // Only a full container id is judged: a prefix or a name could match another container.
+        let full_id = id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit());
+        if !full_id || live.contains(&id) || inspect(engine, &id).await?.is_some() {
+            continue;
+        }
+        for v in recs.volumes {
+            if !dry_run {
+                records::delete(engine, &v).await?;
+            }
+            out.push(v);
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,65 @@
+//! Repair: fixes repairable findings in place, by container id; verify checks again after.
+//!
+//! Engine calls: `POST /containers/{id}/start` (`state-stopped`), `POST /containers/{id}/unpause`
+//! (`state-paused`), and for `writable-missing` / `writable-denied` two execs: `id -u`/`id -g`
+//! as the session's user, then, as root, `mkdir -p`, `chown <uid>:<gid>` and `chmod u+rwx` of
+//! the path (passed as an argument, never part of a shell string). Hard findings are left.
+
+use crate::engine::connection::{status, Engine};
+use crate::engine::container::{Facts, Inspected};
+use crate::lifecycle::verify::run;
+use crate::model::errors::Result;
+use crate::model::findings::{code, Finding};
+use crate::model::verification::Expect;
+
+/// Gives the path `$1` to `$2` (`uid:gid`) with `u+rwx`, creating it when missing.
+const FIX_WRITABLE: &str = r#"mkdir -p -- "$1" && chown -- "$2" "$1" && chmod u+rwx -- "$1""#;
+
+/// Repairs the repairable `findings` of container `c`. A repair that fails is not an error:
+/// the next check reports the finding again. Errors (engine unreachable and the like):
+/// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn repair(
+    engine: &Engine,
+    c: &Inspected,
+    findings: &[Finding],
+    expect: &Expect,
+) -> Result<()> {
+    let f = Facts::from_inspect(c);
+    let has = |code: &str| findings.iter().any(|x| x.code == code);
+    if has(code::STATE_PAUSED) {
+        if let Err(e) = engine.docker.unpause_container(&f.id).await {
+            if status(&e).is_none() {
+                return Err(engine.error("unpause container", e));
+            }
+        }
+    }
+    if has(code::STATE_STOPPED) {
+        if let Err(e) = engine.docker.start_container(&f.id, None).await {
+            if status(&e).is_none() {
+                return Err(engine.error("start container", e));
+            }
+        }
+    }
+    let writable: Vec<&str> = findings
+        .iter()
+        .filter(|x| x.code == code::WRITABLE_MISSING || x.code == code::WRITABLE_DENIED)
+        .filter_map(|x| x.path.as_deref())
+        .collect();
+    if writable.is_empty() {
+        return Ok(());
+    }
+    let user = expect.user.as_deref();
+    let (Ok((0, uid)), Ok((0, gid))) = (
+        run(engine, &f, &["id", "-u"], user).await,
+        run(engine, &f, &["id", "-g"], user).await,
+    ) else {
+        return Ok(());
+    };
+    let owner = format!("{}:{}", uid.trim(), gid.trim());
+    for path in writable {
+        let argv = ["sh", "-c", FIX_WRITABLE, "berth-repair", path, &owner];
+        // A failure shows in the check that follows.
+        let _ = run(engine, &f, &argv, Some("0")).await;
+    }
+    Ok(())
+}

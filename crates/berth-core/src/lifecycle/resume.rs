@@ -1,0 +1,336 @@
+//! Resume: the only path that adopts an existing session container, or takes its duty over.
+//!
+//! Engine calls: `GET /containers/{name}/json`, `GET /volumes?filters=...` (readiness,
+//! holder and duty records), `GET /images/{ref}/json` (drift by image id, when asked),
+//! `POST /volumes/create` (this handle's holder record, or a duty claim), then by id
+//! `POST /containers/{id}/start` (stopped) or `POST /containers/{id}/unpause` (paused).
+
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::calls::wake;
+use crate::engine::cancel::guard;
+use crate::engine::connection::{status, Engine, EngineOptions};
+use crate::engine::container::{inspect, Facts};
+use crate::lifecycle::opening::{self, Opening};
+use crate::lifecycle::verify;
+use crate::model::drift::{DriftSpec, OnDrift};
+use crate::model::errors::{Error, Result};
+use crate::model::identity::{self, liveness, Liveness, Owner};
+use crate::model::labels::{field_digest, ManagedLabels, DIGEST_FIELDS};
+use crate::model::naming::DEFAULT_PREFIX;
+use crate::ownership::hold::{self, Claim};
+use crate::ownership::holders::{duty, other_holder, Duty, Record, Role};
+use crate::ownership::provenance::not_berth_made;
+use crate::ownership::records;
+use crate::ownership::replacement::{self, settle_name};
+use crate::session::{Ownership, Session};
+
+/// What `resumeSession` is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeSpec {
+    /// Session id, as UTF-16 code units.
+    pub session_id: Vec<u16>,
+    /// Name prefix (default `berth`), as UTF-16 code units.
+    pub prefix: Option<Vec<u16>>,
+    /// `E_SESSION_BUSY` when a live or unknown process other than this one holds it.
+    pub exclusive: bool,
+    /// Take the duty to remove over when its holder is dead.
+    pub take_over: bool,
+    /// Fields to compare with the creation digests.
+    pub spec: Option<DriftSpec>,
+    /// What drift does.
+    pub on_drift: OnDrift,
+    /// Verify the adopted container (and repair it in place) against `spec`'s mounts, ports,
+    /// writable paths and user; a hard finding left rejects with `E_VERIFY_FAILED`.
+    pub verify: bool,
+}
+
+/// Adopts the existing container of a session, starting or unpausing it as needed.
+///
+/// The filesystem of a stopped container is kept. The handle is `adopted` (it stops and
+/// removes nothing unless forced; its `release()` drops its holder record) or, with
+/// `take_over` when the duty holder (the creator, or the last inheritor) is dead,
+/// `inherited`: its `remove()` removes the container. Every handle is recorded as a
+/// holder before the container is started or unpaused.
+///
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND` (absent or
+/// being removed), `E_FOREIGN_CONTAINER` (not berth's, or another session's),
+/// `E_SESSION_BUSY` (`reason: 'initialising'`: setup still running under a live or
+/// unknown owner; `'held'`: `exclusive` and another live or unknown holder; `'taken-over'`:
+/// another process won the take-over), `E_SESSION_INCOMPLETE` (setup never finished and
+/// its owner is dead), `E_SPEC_DRIFT` (`on_drift: Error`; nothing adopted), `E_VERIFY_FAILED`
+/// (`verify`; the hold is dropped again), `E_ABORTED`, `E_ENGINE`.
+///
+/// A recreation of this session cut short by a dead process is finished or rolled back first
+/// (see [`crate::ownership::replacement`]); one in progress in a live process is `E_SESSION_BUSY`
+/// (`reason: 'recreating'`) when the name is free meanwhile.
+pub async fn resume_session(
+    spec: &ResumeSpec,
+    engine_opts: &EngineOptions,
+    cancel: &CancellationToken,
+) -> Result<Session> {
+    let Opening {
+        session_id, name, ..
+    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
+    if let Some(d) = &spec.spec {
+        d.validate()?;
+        crate::model::spec::validate_writable_paths("spec.writablePaths", &d.spec.writable_paths)?;
+    }
+    let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
+    adopt(&engine, spec, &session_id, &name, cancel).await
+}
+
+/// The operation named in `E_ABORTED`.
+const OPERATION: &str = "resumeSession";
+
+/// An identity that matches no holder, for a process this platform cannot identify.
+fn nobody() -> Owner {
+    Owner {
+        host_id: String::new(),
+        pid: 0,
+        start_time: String::new(),
+        instance_id: String::new(),
+    }
+}
+
+fn owner_json(o: Option<&Owner>) -> serde_json::Value {
+    o.map(Owner::to_json).unwrap_or(serde_json::Value::Null)
+}
+
+/// Reads, decides, records this handle's hold, then wakes the container. An abort before
+/// the record is written just stops; once it is written (that engine call is never dropped
+/// half-way), an abort or any failure releases it again, so no hold outlives its handle.
+async fn adopt(
+    engine: &Engine,
+    spec: &ResumeSpec,
+    session_id: &str,
+    name: &str,
+    cancel: &CancellationToken,
+) -> Result<Session> {
+    let not_found = || Error::SessionNotFound {
+        session_id: session_id.into(),
+        name: name.into(),
+    };
+    guard(cancel, OPERATION, settle_name(engine, name)).await?;
+    let Some(c) = guard(cancel, OPERATION, inspect(engine, name)).await? else {
+        return Err(guard(
+            cancel,
+            OPERATION,
+            replacement::absent(engine, session_id, name),
+        )
+        .await?);
+    };
+    let f = Facts::from_inspect(&c);
+    if replacement::renamed_meanwhile(&f, name) {
+        return Err(replacement::busy(session_id, name, &f.id, None));
+    }
+    let Some(managed) = &f.managed else {
+        return Err(Error::ForeignContainer {
+            session_id: session_id.into(),
+            name: name.into(),
+            id: f.id.clone(),
+            reason: "the container does not carry berth's managed labels".into(),
+        });
+    };
+    if managed.session_id != session_id {
+        return Err(Error::ForeignContainer {
+            session_id: session_id.into(),
+            name: name.into(),
+            id: f.id.clone(),
+            reason: format!("the container belongs to session {:?}", managed.session_id),
+        });
+    }
+    if let Some(why) = guard(cancel, OPERATION, not_berth_made(engine, &c, &f)).await? {
+        return Err(Error::ForeignContainer {
+            session_id: session_id.into(),
+            name: name.into(),
+            id: f.id.clone(),
+            reason: format!(
+                "the container carries berth's labels but berth did not create it ({why})"
+            ),
+        });
+    }
+    let busy = |reason: &str, owner: Option<&Owner>| Error::SessionBusy {
+        session_id: session_id.into(),
+        name: name.into(),
+        id: f.id.clone(),
+        reason: reason.into(),
+        owner: owner_json(owner),
+    };
+    let recs = guard(cancel, OPERATION, records::of_container(engine, &f.id)).await?;
+    if !recs.ready {
+        let owner_dead = f.owner().is_some_and(|o| liveness(o) == Liveness::Dead);
+        return Err(if owner_dead {
+            Error::SessionIncomplete {
+                session_id: session_id.into(),
+                name: name.into(),
+                id: f.id.clone(),
+                owner: f.owner_json(),
+            }
+        } else {
+            busy("initialising", f.owner())
+        });
+    }
+    if f.state == "removing" {
+        return Err(not_found());
+    }
+    let drift = match &spec.spec {
+        Some(d) => guard(cancel, OPERATION, drifted(engine, &f, managed, d)).await?,
+        None => Vec::new(),
+    };
+    if spec.on_drift == OnDrift::Error && !drift.is_empty() {
+        return Err(Error::SpecDrift {
+            session_id: session_id.into(),
+            name: name.into(),
+            fields: drift,
+        });
+    }
+    let me_or_nobody = identity::current().cloned().unwrap_or_else(nobody);
+    if spec.exclusive {
+        if let Some(other) = other_holder(f.owner(), &recs.holds, &me_or_nobody, &liveness) {
+            return Err(busy("held", other));
+        }
+    }
+
+    // Take the duty over from a dead holder, or record this handle as an adopter.
+    let (ownership, record) = match (spec.take_over, identity::current()) {
+        (true, Some(me)) => match take_over(engine, &f, &recs.holds, me).await? {
+            TakeOver::Won(volume) => (Ownership::Inherited, Some(volume)),
+            TakeOver::Held(holder) => return Err(busy("taken-over", holder.as_ref())),
+            TakeOver::Adopt => adopt_record(engine, &f).await?,
+        },
+        _ => adopt_record(engine, &f).await?,
+    };
+    let release_on = |e: Error| async {
+        if let Some(r) = &record {
+            if let Err(cleanup) = hold::release(engine, r).await {
+                return e.with_cleanup(cleanup);
+            }
+        }
+        e
+    };
+    let finish = async {
+        // Two exclusive resumes that raced past the check above both see each other's record here.
+        if spec.exclusive && ownership == Ownership::Adopted {
+            let now = records::of_container(engine, &f.id).await?;
+            if let Some(other) = other_holder(f.owner(), &now.holds, &me_or_nobody, &liveness) {
+                return Err(busy("held", other));
+            }
+        }
+        wake(engine, &f).await.map_err(|e| match e {
+            Error::Engine {
+                status: Some(404), ..
+            } => not_found(),
+            e => e,
+        })?;
+        if !spec.verify {
+            return Ok(None);
+        }
+        let expect = spec
+            .spec
+            .as_ref()
+            .map(DriftSpec::expect)
+            .unwrap_or_default();
+        verify::verify(engine, &f.id, session_id, name, &expect, true)
+            .await
+            .map(Some)
+    };
+    let verification = match guard(cancel, OPERATION, finish).await {
+        Ok(v) => v,
+        Err(e) => return Err(release_on(e).await),
+    };
+    let session = Session::new(
+        engine.clone(),
+        f.id.clone(),
+        f.name.clone(),
+        session_id.into(),
+        ownership,
+        f.owner().cloned(),
+    )
+    .with_record(record, drift);
+    Ok(match verification {
+        Some(v) => session.with_verification(v),
+        None => session,
+    })
+}
+
+async fn adopt_record(engine: &Engine, f: &Facts) -> Result<(Ownership, Option<String>)> {
+    let record = hold::register(engine, &f.id, Role::Adopter, &f.caller_labels).await?;
+    Ok((Ownership::Adopted, record))
+}
+
+/// What a take-over found.
+enum TakeOver {
+    /// This process claimed the next duty generation (its record's volume name).
+    Won(String),
+    /// Another process holds the duty after a take-over (it won a concurrent one, or is
+    /// alive or unknown since): `E_SESSION_BUSY`.
+    Held(Option<Owner>),
+    /// The creator lives or is unknown, or this process holds the duty already: adopt.
+    Adopt,
+}
+
+/// The take-over rule: the creator's duty (generation 0) passes only when the creator is
+/// dead; an inheritor's (generation n) only when that inheritor is dead. A live or
+/// unknown inheritor other than this process means the session was taken over already.
+async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> Result<TakeOver> {
+    let current = duty(f.owner(), holds);
+    let dead = current.liveness_with(&liveness) == Liveness::Dead;
+    if !dead {
+        let taken_by_other =
+            matches!(current, Duty::Generation(_)) && current.holder().is_none_or(|h| h != me);
+        return Ok(if taken_by_other {
+            TakeOver::Held(current.holder().cloned())
+        } else {
+            TakeOver::Adopt
+        });
+    }
+    let next = current.generation() + 1;
+    Ok(
+        match hold::claim_duty(engine, &f.id, next, me, &f.caller_labels).await? {
+            Claim::Won(volume) => TakeOver::Won(volume),
+            Claim::Lost(winner) => TakeOver::Held(winner),
+        },
+    )
+}
+
+/// The named fields whose digest differs from the container's, in [`DIGEST_FIELDS`](crate::model::labels::DIGEST_FIELDS) order.
+///
+/// A field without a digest label counts as drifted (it cannot be confirmed). Engine
+/// call: `GET /images/{reference}/json`, only when the image reference's digest differs.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn drifted(
+    engine: &Engine,
+    facts: &Facts,
+    labels: &ManagedLabels,
+    d: &DriftSpec,
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for field in DIGEST_FIELDS {
+        if !d.fields.contains(&field) {
+            continue;
+        }
+        let same_digest = labels
+            .digests
+            .get(field)
+            .is_some_and(|stored| *stored == field_digest(&labels.salt, field, &d.spec));
+        if same_digest {
+            continue;
+        }
+        if field == "image" && same_image(engine, &d.spec.image, &facts.image_id).await? {
+            continue;
+        }
+        out.push(field.to_string());
+    }
+    Ok(out)
+}
+
+/// Whether `reference` resolves, on this engine now, to the image id `image_id`.
+/// A reference the engine does not have is a different image (nothing is pulled).
+async fn same_image(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
+    match engine.docker.inspect_image(reference).await {
+        Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
+        Err(e) if status(&e) == Some(404) => Ok(false),
+        Err(e) => Err(engine.error("inspect image", e)),
+    }
+}

@@ -1,0 +1,497 @@
+//! Errors: one enum, each variant mapped to a stable code (see `docs/design.md#errors`).
+
+use serde_json::{json, Map, Value};
+
+/// What holds a session name, as reported by `E_SESSION_EXISTS`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Holder {
+    /// The container name that is taken.
+    pub name: String,
+    /// The full container id holding the name (empty when the engine would not say).
+    pub id: String,
+    /// The container's state as the engine reports it.
+    pub state: String,
+    /// Whether the container carries berth's managed labels.
+    pub managed: bool,
+    /// The session id recorded in its labels, when managed.
+    pub session_id: Option<String>,
+    /// The owner recorded in its labels (JSON shaped as `PeekResult.owner`).
+    pub owner: Value,
+}
+
+/// Every failure berth reports. Each variant has a stable code (see [`Error::code`]).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `E_INVALID_ARGUMENT`: an argument was rejected before any engine call.
+    #[error("invalid argument `{field}`: {reason}")]
+    InvalidArgument {
+        /// The option or argument name, as the caller spelled it (`sessionId`, `ports[0]`).
+        field: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// `E_ENGINE_UNAVAILABLE`: no engine answered.
+    #[error("container engine unavailable: {reason} (tried {tried}); {hint}")]
+    EngineUnavailable {
+        /// Each endpoint tried, in order, with what happened.
+        tried: String,
+        /// The last failure.
+        reason: String,
+        /// The likely fix.
+        hint: String,
+    },
+    /// `E_SESSION_EXISTS`: the derived container name is taken.
+    #[error("session `{session_id}` exists: container `{}` ({}) already holds the name", .holder.name, .holder.state)]
+    SessionExists {
+        /// The requested session id.
+        session_id: String,
+        /// What holds the name.
+        holder: Holder,
+    },
+    /// `E_SESSION_NOT_FOUND`: no container under the derived name.
+    #[error("session `{session_id}` not found (no container named `{name}`)")]
+    SessionNotFound {
+        /// The requested session id.
+        session_id: String,
+        /// The container name looked up.
+        name: String,
+    },
+    /// `E_FOREIGN_CONTAINER`: a container under the derived name that berth does not manage for this session.
+    #[error("container `{name}` is not a berth session `{session_id}`: {reason}")]
+    ForeignContainer {
+        /// The requested session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// The container id.
+        id: String,
+        /// Why it is foreign.
+        reason: String,
+    },
+    /// `E_SESSION_BUSY`: someone else holds or is preparing the session.
+    #[error("session `{session_id}` (container `{name}`) is busy: {reason}")]
+    SessionBusy {
+        /// The requested session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// The container id.
+        id: String,
+        /// `initialising`, or another stable reason.
+        reason: String,
+        /// The owner (JSON shaped as `PeekResult.owner`).
+        owner: Value,
+    },
+    /// `E_SESSION_INCOMPLETE`: setup never finished and its owner is dead.
+    #[error("session `{session_id}` (container `{name}`) is incomplete: its creator died before setup finished")]
+    SessionIncomplete {
+        /// The requested session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// The container id.
+        id: String,
+        /// The owner (JSON shaped as `PeekResult.owner`).
+        owner: Value,
+    },
+    /// `E_SPEC_DRIFT`: the container differs from the spec given to resume.
+    #[error("session `{session_id}` (container `{name}`) drifted from the given spec in: {}", .fields.join(", "))]
+    SpecDrift {
+        /// The requested session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// The spec fields that differ.
+        fields: Vec<String>,
+    },
+    /// `E_VERIFY_FAILED`: verify found hard findings left after repair (or a recreated
+    /// container failed its verification and was rolled back).
+    #[error("session `{session_id}` (container `{name}`) failed verification: {}", .findings.iter().filter(|f| !f.repaired).map(|f| f.code).collect::<Vec<_>>().join(", "))]
+    VerifyFailed {
+        /// The session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// The container id verified.
+        id: String,
+        /// Every finding (repaired ones with `repaired: true`).
+        findings: Vec<crate::model::findings::Finding>,
+    },
+    /// `E_IMAGE_NOT_FOUND`: the image is not present and could not be pulled.
+    #[error("image `{image}` not found: {reason}")]
+    ImageNotFound {
+        /// The image reference.
+        image: String,
+        /// The engine's or registry's reason.
+        reason: String,
+    },
+    /// `E_SETUP_FAILED`: a setup command exited non-zero.
+    #[error("setup command {index} of session `{session_id}` (container `{name}`) exited with {exit_code}")]
+    SetupFailed {
+        /// The session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// Zero-based index of the failing command.
+        index: usize,
+        /// Its argv.
+        argv: Vec<String>,
+        /// Its exit code.
+        exit_code: i64,
+        /// The tail of its stdout (at most 4 KiB, lossy UTF-8).
+        stdout: String,
+        /// The tail of its stderr (at most 4 KiB, lossy UTF-8).
+        stderr: String,
+    },
+    /// `E_EXEC_TIMEOUT`: an exec ran past its `timeoutMs`; its process tree was killed.
+    #[error("exec in container `{container}` timed out after {timeout_ms} ms")]
+    ExecTimeout {
+        /// The container name.
+        container: String,
+        /// The timeout, in milliseconds.
+        timeout_ms: u64,
+        /// Output so far.
+        stdout: Vec<u8>,
+        /// Error output so far.
+        stderr: Vec<u8>,
+    },
+    /// `E_ABORTED`: the caller's `AbortSignal` fired.
+    #[error("{operation} aborted")]
+    Aborted {
+        /// What was aborted.
+        operation: String,
+        /// Output so far, for an aborted exec.
+        stdout: Vec<u8>,
+        /// Error output so far, for an aborted exec.
+        stderr: Vec<u8>,
+    },
+    /// `E_ENGINE`: any other engine failure.
+    #[error("engine error during {operation}{}: {message}", .status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
+    Engine {
+        /// What berth was doing (`create container`, `start container`, ...).
+        operation: String,
+        /// The HTTP status, when the engine answered.
+        status: Option<u16>,
+        /// The engine's message.
+        message: String,
+    },
+    /// A first error, plus a cleanup that failed after it (the cleanup is kept for retry).
+    #[error("{first}")]
+    WithCleanup {
+        /// The error that made berth clean up.
+        first: Box<Error>,
+        /// The cleanup's own failure.
+        cleanup: Box<Error>,
+    },
+}
+
+/// Shorthand for results in this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// The stable code (`docs/design.md#errors`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidArgument { .. } => "E_INVALID_ARGUMENT",
+            Error::EngineUnavailable { .. } => "E_ENGINE_UNAVAILABLE",
+            Error::SessionExists { .. } => "E_SESSION_EXISTS",
+            Error::SessionNotFound { .. } => "E_SESSION_NOT_FOUND",
+            Error::ForeignContainer { .. } => "E_FOREIGN_CONTAINER",
+            Error::SessionBusy { .. } => "E_SESSION_BUSY",
+            Error::SessionIncomplete { .. } => "E_SESSION_INCOMPLETE",
+            Error::SpecDrift { .. } => "E_SPEC_DRIFT",
+            Error::VerifyFailed { .. } => "E_VERIFY_FAILED",
+            Error::ImageNotFound { .. } => "E_IMAGE_NOT_FOUND",
+            Error::SetupFailed { .. } => "E_SETUP_FAILED",
+            Error::ExecTimeout { .. } => "E_EXEC_TIMEOUT",
+            Error::Aborted { .. } => "E_ABORTED",
+            Error::Engine { .. } => "E_ENGINE",
+            Error::WithCleanup { first, .. } => first.code(),
+        }
+    }
+
+    /// Builds an `E_INVALID_ARGUMENT`.
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Builds an `E_ABORTED` with no output.
+    pub fn aborted(operation: impl Into<String>) -> Self {
+        Error::Aborted {
+            operation: operation.into(),
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+        }
+    }
+
+    /// Attaches an exec's output so far to an `E_EXEC_TIMEOUT` or `E_ABORTED` (other errors
+    /// are returned unchanged).
+    pub fn with_output(self, stdout: Vec<u8>, stderr: Vec<u8>) -> Self {
+        match self {
+            Error::ExecTimeout {
+                container,
+                timeout_ms,
+                ..
+            } => Error::ExecTimeout {
+                container,
+                timeout_ms,
+                stdout,
+                stderr,
+            },
+            Error::Aborted { operation, .. } => Error::Aborted {
+                operation,
+                stdout,
+                stderr,
+            },
+            other => other,
+        }
+    }
+
+    /// Attaches a failed cleanup to this error, keeping this one first.
+    pub fn with_cleanup(self, cleanup: Error) -> Self {
+        Error::WithCleanup {
+            first: Box::new(self),
+            cleanup: Box::new(cleanup),
+        }
+    }
+
+    /// The first cause, without any attached cleanup failure.
+    pub fn first(&self) -> &Error {
+        match self {
+            Error::WithCleanup { first, .. } => first.first(),
+            other => other,
+        }
+    }
+
+    /// The cleanup failure attached to this error, if any.
+    pub fn cleanup(&self) -> Option<&Error> {
+        match self {
+            Error::WithCleanup { cleanup, .. } => Some(cleanup),
+            _ => None,
+        }
+    }
+
+    /// Machine-readable details (a JSON object). Byte fields are base64 strings.
+    pub fn details(&self) -> Value {
+        let mut d = Map::new();
+        match self {
+            Error::InvalidArgument { field, reason } => {
+                d.insert("field".into(), json!(field));
+                d.insert("reason".into(), json!(reason));
+            }
+            Error::EngineUnavailable {
+                tried,
+                reason,
+                hint,
+            } => {
+                d.insert("tried".into(), json!(tried));
+                d.insert("reason".into(), json!(reason));
+                d.insert("hint".into(), json!(hint));
+            }
+            Error::SessionExists { session_id, holder } => {
+                // `{ name, id, state, managed, sessionId, owner }` describe the holder (docs/design.md#errors).
+                d.insert("requestedSessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(holder.name));
+                d.insert("id".into(), json!(holder.id));
+                d.insert("state".into(), json!(holder.state));
+                d.insert("managed".into(), json!(holder.managed));
+                d.insert("sessionId".into(), json!(holder.session_id));
+                d.insert("owner".into(), holder.owner.clone());
+            }
+            Error::SessionNotFound { session_id, name } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+            }
+            Error::ForeignContainer {
+                session_id,
+                name,
+                id,
+                reason,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("id".into(), json!(id));
+                d.insert("reason".into(), json!(reason));
+            }
+            Error::SessionBusy {
+                session_id,
+                name,
+                id,
+                reason,
+                owner,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("id".into(), json!(id));
+                d.insert("reason".into(), json!(reason));
+                d.insert("owner".into(), owner.clone());
+            }
+            Error::SessionIncomplete {
+                session_id,
+                name,
+                id,
+                owner,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("id".into(), json!(id));
+                d.insert("owner".into(), owner.clone());
+            }
+            Error::SpecDrift {
+                session_id,
+                name,
+                fields,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("fields".into(), json!(fields));
+            }
+            Error::VerifyFailed {
+                session_id,
+                name,
+                id,
+                findings,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("id".into(), json!(id));
+                d.insert(
+                    "findings".into(),
+                    Value::Array(findings.iter().map(|f| f.to_json()).collect()),
+                );
+            }
+            Error::ImageNotFound { image, reason } => {
+                d.insert("image".into(), json!(image));
+                d.insert("reason".into(), json!(reason));
+            }
+            Error::SetupFailed {
+                session_id,
+                name,
+                index,
+                argv,
+                exit_code,
+                stdout,
+                stderr,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("index".into(), json!(index));
+                d.insert("argv".into(), json!(argv));
+                d.insert("exitCode".into(), json!(exit_code));
+                d.insert("stdout".into(), json!(stdout));
+                d.insert("stderr".into(), json!(stderr));
+            }
+            Error::ExecTimeout {
+                container,
+                timeout_ms,
+                stdout,
+                stderr,
+            } => {
+                d.insert("container".into(), json!(container));
+                d.insert("timeoutMs".into(), json!(timeout_ms));
+                d.insert("stdout".into(), json!(base64(stdout)));
+                d.insert("stderr".into(), json!(base64(stderr)));
+            }
+            Error::Aborted {
+                operation,
+                stdout,
+                stderr,
+            } => {
+                d.insert("operation".into(), json!(operation));
+                d.insert("stdout".into(), json!(base64(stdout)));
+                d.insert("stderr".into(), json!(base64(stderr)));
+            }
+            Error::Engine {
+                operation,
+                status,
+                message,
+            } => {
+                d.insert("operation".into(), json!(operation));
+                d.insert("status".into(), json!(status));
+                d.insert("message".into(), json!(message));
+            }
+            Error::WithCleanup { first, .. } => return first.details(),
+        }
+        Value::Object(d)
+    }
+
+    /// The whole error as JSON: `{ code, message, details, cause? }`, the cause being a failed cleanup.
+    pub fn to_json(&self) -> Value {
+        let first = self.first();
+        let mut v = json!({
+            "code": first.code(),
+            "message": first.to_string(),
+            "details": first.details(),
+        });
+        if let Some(cleanup) = self.cleanup() {
+            v["cause"] = cleanup.to_json();
+            v["details"]["cleanupFailed"] = json!(true);
+        }
+        v
+    }
+}
+
+/// Standard base64 (RFC 4648, with padding), used for byte fields in error details.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_stable() {
+        assert_eq!(Error::invalid("x", "y").code(), "E_INVALID_ARGUMENT");
+        assert_eq!(Error::aborted("create").code(), "E_ABORTED");
+        let e = Error::Engine {
+            operation: "start container".into(),
+            status: Some(500),
+            message: "boom".into(),
+        };
+        assert_eq!(e.code(), "E_ENGINE");
+        assert_eq!(
+            e.to_string(),
+            "engine error during start container (HTTP 500): boom"
+        );
+    }
+
+    #[test]
+    fn cleanup_never_replaces_the_first_error() {
+        let first = Error::SetupFailed {
+            session_id: "s".into(),
+            name: "n".into(),
+            index: 0,
+            argv: vec!["false".into()],
+            exit_code: 1,
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+        let cleanup = Error::Engine {
+            operation: "remove container".into(),
+            status: Some(500),
+            message: "x".into(),
+        };
+        let e = first.with_cleanup(cleanup);
+        assert_eq!(e.code(), "E_SETUP_FAILED");
+        let j = e.to_json();
+        assert_eq!(j["code"], "E_SETUP_FAILED");
+        assert_eq!(j["cause"]["code"], "E_ENGINE");
+        assert_eq!(j["details"]["cleanupFailed"], true);
+        assert_eq!(j["details"]["exitCode"], 1);
+    }
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+}

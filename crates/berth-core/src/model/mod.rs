@@ -1,0 +1,12 @@
+//! Model: berth's data and rules (errors, specs, naming, labels, identity, findings, drift).
+//! Never an engine call; imports nothing from the other folders.
+
+pub mod drift;
+pub mod errors;
+pub mod findings;
+pub mod identity;
+pub mod labels;
+pub mod naming;
+pub mod pull;
+pub mod spec;
+pub mod verification;

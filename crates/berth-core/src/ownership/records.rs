@@ -1,0 +1,265 @@
+//! Records: engine-side facts about a container that its labels cannot hold (readiness,
+//! holders, the duty to remove), kept as labelled volumes that every client of the engine can see.
+//!
+//! A container's labels are frozen at creation, so the "setup finished" mark lives in
+//! an empty volume named `berth-ready-<container id>`, labelled with the container id;
+//! holder and duty records (format in [`crate::ownership::holders`]) sit beside it. Volumes are
+//! engine objects: they need no writable filesystem in the container, survive the
+//! process that wrote them, and every client of the engine (another user, another
+//! container sharing the socket) lists them by an exact label filter.
+
+use std::collections::HashMap;
+
+use bollard::models::VolumeCreateRequest;
+use bollard::query_parameters::ListVolumesOptionsBuilder;
+
+use crate::engine::connection::{status, Engine};
+use crate::model::errors::Result;
+use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
+use crate::ownership::holders::{self, Record};
+
+/// `dev.berth.record` value of the readiness record.
+pub(crate) const KIND_READY: &str = "ready";
+
+fn ready_volume(container_id: &str) -> String {
+    format!("berth-ready-{container_id}")
+}
+
+/// Label of the readiness record holding the container's labels at creation (a JSON object),
+/// which `verify` compares with the container's labels now.
+pub(crate) const CREATION_LABELS: &str = "dev.berth.record.labels";
+
+/// Marks the container's setup as finished. `POST /volumes/create`. `container_labels` are
+/// every label the container was created with: its caller labels are copied onto the record
+/// (keys under `dev.berth.` are skipped) and the whole set is recorded as JSON under
+/// [`CREATION_LABELS`].
+pub(crate) async fn mark_ready(
+    engine: &Engine,
+    container_id: &str,
+    container_labels: &HashMap<String, String>,
+) -> Result<()> {
+    let mut labels: HashMap<String, String> = crate::model::labels::caller_labels(container_labels);
+    let sorted: std::collections::BTreeMap<_, _> = container_labels.iter().collect();
+    labels.insert(
+        CREATION_LABELS.into(),
+        serde_json::to_string(&sorted).unwrap_or_default(),
+    );
+    labels.insert(MANAGED.into(), "true".into());
+    labels.insert(RECORD_KIND.into(), KIND_READY.into());
+    labels.insert(RECORD_CONTAINER_ID.into(), container_id.into());
+    create(
+        engine,
+        &ready_volume(container_id),
+        labels,
+        "mark session ready",
+    )
+    .await?;
+    Ok(())
+}
+
+/// Whether the container's setup finished. `GET /volumes/{name}`; a volume of that name
+/// not labelled for this container does not count.
+pub(crate) async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
+    match engine
+        .docker
+        .inspect_volume(&ready_volume(container_id))
+        .await
+    {
+        Ok(v) => Ok(is_ready_record(&v.name, &v.labels, container_id)),
+        Err(e) if status(&e) == Some(404) => Ok(false),
+        Err(e) => Err(engine.error("read session readiness", e)),
+    }
+}
+
+/// [`is_ready`] for a container the caller has just seen exist (by inspect): an id once
+/// seen ready is answered from memory, without a request. Readiness is written once, after
+/// setup, and its record goes only with the container, whose id is never reused; so while
+/// the container exists, "ready" stays true. "Not ready" is always asked again.
+pub(crate) async fn is_ready_while_present(engine: &Engine, container_id: &str) -> Result<bool> {
+    let key = format!("{}\n{container_id}", engine.endpoint);
+    if seen_ready().lock().is_ok_and(|seen| seen.contains(&key)) {
+        return Ok(true);
+    }
+    let ready = is_ready(engine, container_id).await?;
+    if ready {
+        if let Ok(mut seen) = seen_ready().lock() {
+            if seen.len() >= SEEN_READY_MAX {
+                seen.clear();
+            }
+            seen.insert(key);
+        }
+    }
+    Ok(ready)
+}
+
+/// Containers (engine endpoint + id) this process has seen ready; bounded by clearing.
+fn seen_ready() -> &'static std::sync::Mutex<std::collections::HashSet<String>> {
+    static SEEN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+        std::sync::OnceLock::new();
+    SEEN.get_or_init(Default::default)
+}
+
+/// How many ready containers [`is_ready_while_present`] remembers before it starts over.
+const SEEN_READY_MAX: usize = 4096;
+
+/// What the readiness record of container `container_id` says: `None` when there is none
+/// (or it is not labelled for this container), else the labels recorded at creation (`None`
+/// inside for a record written before they were recorded). `GET /volumes/{name}`.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn creation_record(
+    engine: &Engine,
+    container_id: &str,
+) -> Result<Option<Option<HashMap<String, String>>>> {
+    match engine
+        .docker
+        .inspect_volume(&ready_volume(container_id))
+        .await
+    {
+        Ok(v) if is_ready_record(&v.name, &v.labels, container_id) => Ok(Some(
+            v.labels
+                .get(CREATION_LABELS)
+                .and_then(|j| serde_json::from_str(j).ok()),
+        )),
+        Ok(_) => Ok(None),
+        Err(e) if status(&e) == Some(404) => Ok(None),
+        Err(e) => Err(engine.error("read session readiness", e)),
+    }
+}
+
+fn is_ready_record(name: &str, labels: &HashMap<String, String>, container_id: &str) -> bool {
+    name == ready_volume(container_id)
+        && labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(container_id)
+        && labels.get(RECORD_KIND).map(String::as_str) == Some(KIND_READY)
+}
+
+/// Creates the volume `name` with `labels`, or finds it: the engine answers an existing
+/// name with the existing volume and its first creator's labels, which are returned.
+/// That makes "create, then compare the labels read back" a compare-and-set.
+/// `POST /volumes/create`. An engine that refuses a taken name instead (409; Podman 4
+/// answers 500 "volume already exists" when two creates of one name race) is answered by
+/// `GET /volumes/{name}`: the refusal counts as "taken" only when the volume is there,
+/// never by the message text.
+pub(crate) async fn create(
+    engine: &Engine,
+    name: &str,
+    labels: HashMap<String, String>,
+    operation: &str,
+) -> Result<HashMap<String, String>> {
+    let req = VolumeCreateRequest {
+        name: Some(name.to_string()),
+        labels: Some(labels),
+        ..Default::default()
+    };
+    match engine.docker.create_volume(req).await {
+        Ok(v) => Ok(v.labels),
+        Err(e) if matches!(status(&e), Some(409) | Some(500)) => {
+            match engine.docker.inspect_volume(name).await {
+                Ok(v) => Ok(v.labels),
+                Err(_) => Err(engine.error(operation, e)),
+            }
+        }
+        Err(e) => Err(engine.error(operation, e)),
+    }
+}
+
+/// Deletes record `name`; absent counts as done. `DELETE /volumes/{name}`.
+pub(crate) async fn delete(engine: &Engine, name: &str) -> Result<()> {
+    match engine
+        .docker
+        .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>)
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(e) if status(&e) == Some(404) => Ok(()),
+        Err(e) => Err(engine.error("remove session record", e)),
+    }
+}
+
+/// Every berth record volume (of one container when `container_id` is given), as
+/// `(name, labels)`. `GET /volumes?filters={"label":["dev.berth.record", ...]}`.
+pub(crate) async fn list(
+    engine: &Engine,
+    container_id: Option<&str>,
+) -> Result<Vec<(String, HashMap<String, String>)>> {
+    let mut label = vec![RECORD_KIND.to_string()];
+    if let Some(id) = container_id {
+        label.push(format!("{RECORD_CONTAINER_ID}={id}"));
+    }
+    let filters = HashMap::from([("label".to_string(), label)]);
+    let opts = ListVolumesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let r = engine
+        .docker
+        .list_volumes(Some(opts))
+        .await
+        .map_err(|e| engine.error("list session records", e))?;
+    // Podman (4.3) ORs several `label` filters on volumes where Docker ANDs them: check
+    // every label here too, or a container's records would include everybody's.
+    Ok(r.volumes
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| {
+            v.labels.contains_key(RECORD_KIND)
+                && container_id.is_none_or(|id| {
+                    v.labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(id)
+                })
+        })
+        .map(|v| (v.name, v.labels))
+        .collect())
+}
+
+/// What the records say about one container: readiness and its holder and duty records.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ContainerRecords {
+    /// Whether the readiness record exists.
+    pub ready: bool,
+    /// Holder and duty records (refused ones included).
+    pub holds: Vec<Record>,
+    /// Every record volume name of the container (readiness included).
+    pub volumes: Vec<String>,
+}
+
+/// Groups record volumes by the container id they name.
+pub(crate) fn group(
+    volumes: Vec<(String, HashMap<String, String>)>,
+) -> HashMap<String, ContainerRecords> {
+    let mut by_id: HashMap<String, ContainerRecords> = HashMap::new();
+    for (name, labels) in volumes {
+        let Some(id) = labels.get(RECORD_CONTAINER_ID).cloned() else {
+            continue;
+        };
+        let entry = by_id.entry(id.clone()).or_default();
+        entry.volumes.push(name.clone());
+        if is_ready_record(&name, &labels, &id) {
+            entry.ready = true;
+        } else if let Some(r) = holders::decode(&name, &labels) {
+            entry.holds.push(r);
+        }
+    }
+    by_id
+}
+
+/// The records of one container. `GET /volumes?filters=...`.
+pub(crate) async fn of_container(engine: &Engine, container_id: &str) -> Result<ContainerRecords> {
+    let all = list(engine, Some(container_id)).await?;
+    Ok(group(all).remove(container_id).unwrap_or_default())
+}
+
+/// Removes every record of a removed container (readiness, holders, duty generations).
+/// `GET /volumes?filters=...`, then `DELETE /volumes/{name}` each; absent counts as done.
+pub(crate) async fn remove_records(engine: &Engine, container_id: &str) -> Result<()> {
+    let mut names: Vec<String> = list(engine, Some(container_id))
+        .await?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let ready = ready_volume(container_id);
+    if !names.contains(&ready) {
+        names.push(ready);
+    }
+    for name in names {
+        delete(engine, &name).await?;
+    }
+    Ok(())
+}

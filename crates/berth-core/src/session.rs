@@ -1,0 +1,505 @@
+//! Session: one handle on one container, with the duty to remove it when this handle owns it.
+
+use tokio::sync::{Mutex, OnceCell};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::calls::{self, Removal, Stop};
+use crate::engine::connection::Engine;
+use crate::engine::networks::{self, NetworkPolicy};
+use crate::engine::ports;
+use crate::engine::templates;
+use crate::exec::stream::{self, ExecProcess, Stdin};
+use crate::exec::{self, ExecOptions, ExecOutput};
+use crate::files::channel::slot::ChannelSlot;
+use crate::files::channel::Outcome;
+use crate::files::context::{self, FsContext, Target};
+use crate::files::{self, Data, FileReader};
+use crate::model::errors::{Error, Result};
+use crate::model::identity::Owner;
+use crate::model::spec::validate_port;
+use crate::ownership::hold;
+
+/// Default grace period of `stop()` before SIGKILL, in milliseconds.
+pub(crate) const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
+
+/// How this handle came to hold its container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ownership {
+    /// This handle created the container: it must remove it.
+    Created,
+    /// This handle resumed someone else's container: it removes nothing unless forced.
+    Adopted,
+    /// This handle took over a dead owner's duty to remove.
+    Inherited,
+}
+
+impl Ownership {
+    /// `created`, `adopted` or `inherited`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ownership::Created => "created",
+            Ownership::Adopted => "adopted",
+            Ownership::Inherited => "inherited",
+        }
+    }
+}
+
+/// Whether the container of a handle is still to be removed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Duty {
+    /// Live container; removal is this handle's duty when it owns it.
+    Holding,
+    /// A removal through this handle finished.
+    Done,
+}
+
+/// The result of `remove()`: `removed`, and otherwise why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoveOutcome {
+    /// Whether this call removed the container.
+    pub removed: bool,
+    /// `not-owner`, `absent` or `already-removed` when not removed.
+    pub reason: Option<&'static str>,
+}
+
+/// The result of `stop()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopOutcome {
+    /// Whether the container is stopped now.
+    pub stopped: bool,
+    /// `not-owner`, `absent` or `already-removed` when not stopped.
+    pub reason: Option<&'static str>,
+}
+
+/// The result of `release()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseOutcome {
+    /// Whether this call dropped the handle's holder record.
+    pub released: bool,
+    /// `owner` or `already-released` when not released.
+    pub reason: Option<&'static str>,
+}
+
+/// A handle on one session's container.
+pub struct Session {
+    /// The engine the container lives on.
+    pub(crate) engine: Engine,
+    /// Full 64-hex container id; every destructive call uses it.
+    pub id: String,
+    /// Container name.
+    pub name: String,
+    /// Session id.
+    pub session_id: String,
+    /// How this handle holds the container.
+    pub ownership: Ownership,
+    /// The creator recorded in the labels.
+    pub owner: Option<Owner>,
+    /// Spec fields that differ from creation (empty unless a spec was compared).
+    pub drift: Vec<String>,
+    /// The verification a `resumeSession({ verify })` or a recreation ran, if any.
+    pub verification: Option<crate::model::verification::Verification>,
+    /// What a recreation lost and kept, for a handle made by `recreateSession`.
+    pub replaced: Option<crate::ownership::replaced::Replaced>,
+    state: Mutex<State>,
+    /// The container user's ids and mount table, learned on the first file call.
+    fs: OnceCell<FsContext>,
+    /// The file channel, opened on the first small read or write.
+    channel: ChannelSlot,
+}
+
+/// The mutable part of a handle: its duty and its own holder record.
+struct State {
+    duty: Duty,
+    /// The volume name of this handle's holder (or duty) record, until released.
+    record: Option<String>,
+}
+
+impl Session {
+    /// A handle on a live container.
+    pub(crate) fn new(
+        engine: Engine,
+        id: String,
+        name: String,
+        session_id: String,
+        ownership: Ownership,
+        owner: Option<Owner>,
+    ) -> Self {
+        Session {
+            engine,
+            id,
+            name,
+            session_id,
+            ownership,
+            owner,
+            drift: Vec::new(),
+            verification: None,
+            replaced: None,
+            state: Mutex::new(State {
+                duty: Duty::Holding,
+                record: None,
+            }),
+            fs: OnceCell::new(),
+            channel: ChannelSlot::default(),
+        }
+    }
+
+    /// The same handle, holding its own record `record` (a volume name) and reporting `drift`.
+    pub fn with_record(self, record: Option<String>, drift: Vec<String>) -> Self {
+        Session {
+            drift,
+            state: Mutex::new(State {
+                duty: Duty::Holding,
+                record,
+            }),
+            ..self
+        }
+    }
+
+    /// The same handle, reporting `verification`.
+    pub fn with_verification(self, verification: crate::model::verification::Verification) -> Self {
+        Session {
+            verification: Some(verification),
+            ..self
+        }
+    }
+
+    /// The same handle, reporting what its recreation `replaced`.
+    pub fn with_replaced(self, replaced: crate::ownership::replaced::Replaced) -> Self {
+        Session {
+            replaced: Some(replaced),
+            ..self
+        }
+    }
+
+    /// The volume name of this handle's own holder or duty record, while it holds one.
+    pub async fn record(&self) -> Option<String> {
+        self.state.lock().await.record.clone()
+    }
+
+    fn owns(&self) -> bool {
+        matches!(self.ownership, Ownership::Created | Ownership::Inherited)
+    }
+
+    /// Removes the container by id when this handle owns it (or `force`).
+    ///
+    /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls wait
+    /// for each other: one engine call; later calls resolve `already-removed` without one.
+    /// A failure rejects and keeps the duty (in this handle and in its record), so a retry,
+    /// or a reaper run after this process died, removes. Adopted without `force`: no engine
+    /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the duty is kept; retry).
+    pub async fn remove(&self, force: bool) -> Result<RemoveOutcome> {
+        let mut state = self.state.lock().await;
+        if state.duty == Duty::Done {
+            return Ok(RemoveOutcome {
+                removed: false,
+                reason: Some("already-removed"),
+            });
+        }
+        if !self.owns() && !force {
+            return Ok(RemoveOutcome {
+                removed: false,
+                reason: Some("not-owner"),
+            });
+        }
+        let outcome = crate::ownership::removal::remove_by_id(&self.engine, &self.id).await?;
+        state.duty = Duty::Done;
+        state.record = None;
+        Ok(match outcome {
+            Removal::Removed => RemoveOutcome {
+                removed: true,
+                reason: None,
+            },
+            Removal::Absent => RemoveOutcome {
+                removed: false,
+                reason: Some("absent"),
+            },
+        })
+    }
+
+    /// Drops this adopted handle's holder record, so the reaper no longer counts this
+    /// process as holding the session. The container is never touched.
+    ///
+    /// `DELETE /volumes/berth-holder-<id>-<token>` (this handle's own record only). An owner
+    /// (created or inherited) cannot release: its duty is to remove (`owner`). Later calls,
+    /// and calls after removal, resolve `already-released` without an engine call.
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the record is kept; retry).
+    pub async fn release(&self) -> Result<ReleaseOutcome> {
+        let mut state = self.state.lock().await;
+        if self.owns() && state.duty != Duty::Done {
+            return Ok(ReleaseOutcome {
+                released: false,
+                reason: Some("owner"),
+            });
+        }
+        let Some(record) = state.record.clone() else {
+            return Ok(ReleaseOutcome {
+                released: false,
+                reason: Some("already-released"),
+            });
+        };
+        hold::release(&self.engine, &record).await?;
+        state.record = None;
+        Ok(ReleaseOutcome {
+            released: true,
+            reason: None,
+        })
+    }
+
+    /// Stops the container by id when this handle owns it (or `force`).
+    ///
+    /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
+    /// no engine call, `not-owner`.
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
+        let state = self.state.lock().await;
+        if state.duty == Duty::Done {
+            return Ok(StopOutcome {
+                stopped: false,
+                reason: Some("already-removed"),
+            });
+        }
+        if !self.owns() && !force {
+            return Ok(StopOutcome {
+                stopped: false,
+                reason: Some("not-owner"),
+            });
+        }
+        Ok(
+            match calls::stop_by_id(
+                &self.engine,
+                &self.id,
+                timeout_ms.unwrap_or(DEFAULT_STOP_TIMEOUT_MS),
+            )
+            .await?
+            {
+                Stop::Stopped => StopOutcome {
+                    stopped: true,
+                    reason: None,
+                },
+                Stop::Absent => StopOutcome {
+                    stopped: false,
+                    reason: Some("absent"),
+                },
+            },
+        )
+    }
+
+    /// Sets the container's outbound network access; see [`networks::set_policy`].
+    ///
+    /// Only an owner (created or inherited) may change it: an adopted handle gets
+    /// `E_SESSION_BUSY` (`reason: 'not-owner'`) without an engine call, since the container
+    /// is another live process's. After `remove()`: `E_SESSION_NOT_FOUND`.
+    /// Errors: `E_INVALID_ARGUMENT` (see [`networks::set_policy`]), `E_SESSION_BUSY`,
+    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn set_network_policy(&self, policy: NetworkPolicy) -> Result<()> {
+        let state = self.state.lock().await;
+        let not_found = || Error::SessionNotFound {
+            session_id: self.session_id.clone(),
+            name: self.name.clone(),
+        };
+        if state.duty == Duty::Done {
+            return Err(not_found());
+        }
+        if !self.owns() {
+            return Err(Error::SessionBusy {
+                session_id: self.session_id.clone(),
+                name: self.name.clone(),
+                id: self.id.clone(),
+                reason: "not-owner".into(),
+                owner: self
+                    .owner
+                    .as_ref()
+                    .map(Owner::to_json)
+                    .unwrap_or(serde_json::Value::Null),
+            });
+        }
+        networks::set_policy(&self.engine, &self.id, policy, not_found).await
+    }
+
+    /// Runs `argv` in the container; see [`exec::exec`].
+    ///
+    /// Errors: `E_INVALID_ARGUMENT` (argv or options, before any engine call),
+    /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id),
+    /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
+    pub async fn exec(
+        &self,
+        argv: &[String],
+        opts: &ExecOptions,
+        cancel: &CancellationToken,
+    ) -> Result<ExecOutput> {
+        exec::exec(&self.engine, &self.id, &self.name, argv, opts, cancel)
+            .await
+            .map_err(|e| self.gone_is_not_found(e))
+    }
+
+    /// An engine 404 on this handle's container id means the session's container is gone:
+    /// `E_SESSION_NOT_FOUND`, as every sibling operation reports it.
+    fn gone_is_not_found(&self, e: Error) -> Error {
+        match e {
+            Error::Engine {
+                status: Some(404), ..
+            } => Error::SessionNotFound {
+                session_id: self.session_id.clone(),
+                name: self.name.clone(),
+            },
+            e => e,
+        }
+    }
+
+    /// The container's working directory, where an exec without `cwd` starts:
+    /// `Config.WorkingDir` (the create's `workDir`, else the image's), `/` when neither set one.
+    ///
+    /// `GET /containers/{id}/json`. Errors: `E_SESSION_NOT_FOUND` (the container is gone),
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn working_directory(&self) -> Result<String> {
+        let c = crate::engine::container::inspect(&self.engine, &self.id)
+            .await?
+            .ok_or_else(|| Error::SessionNotFound {
+                session_id: self.session_id.clone(),
+                name: self.name.clone(),
+            })?;
+        let dir = c
+            .body
+            .config
+            .as_ref()
+            .and_then(|cfg| cfg.working_dir.clone())
+            .unwrap_or_default();
+        Ok(if dir.is_empty() { "/".into() } else { dir })
+    }
+
+    /// The published host address of container port `port`/tcp; see [`ports::host_address`].
+    /// Errors: `E_INVALID_ARGUMENT` (port out of range or not published),
+    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn host_address(&self, port: i64) -> Result<String> {
+        let port = validate_port("port", port)?;
+        ports::host_address(&self.engine, &self.id, &self.session_id, &self.name, port).await
+    }
+
+    /// Starts `argv` and streams its output; see [`stream::spawn`].
+    ///
+    /// Errors: `E_INVALID_ARGUMENT` (before any engine call), `E_SESSION_NOT_FOUND` (the
+    /// container is gone), `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`. A timeout is the
+    /// process's: its `wait` rejects with `E_EXEC_TIMEOUT`.
+    pub async fn spawn(
+        &self,
+        argv: &[String],
+        opts: &ExecOptions,
+        cancel: CancellationToken,
+    ) -> Result<ExecProcess> {
+        let stdin = match &opts.stdin {
+            Some(b) => Stdin::Bytes(b.clone().into()),
+            None => Stdin::None,
+        };
+        stream::spawn(
+            &self.engine,
+            &self.id,
+            &self.name,
+            argv,
+            opts,
+            stdin,
+            cancel,
+        )
+        .await
+        .map_err(|e| self.gone_is_not_found(e))
+    }
+
+    fn target(&self) -> Target<'_> {
+        Target {
+            engine: &self.engine,
+            id: &self.id,
+            name: &self.name,
+            session_id: &self.session_id,
+        }
+    }
+
+    /// The filesystem context: probed once and cached when the probe's exec answered;
+    /// a fallback answer (container stopped, no `sh`) is used once and probed again next time.
+    async fn fs(&self) -> Result<FsContext> {
+        if let Some(ctx) = self.fs.get() {
+            return Ok(ctx.clone());
+        }
+        let (ctx, definitive) = context::probe(self.target()).await?;
+        if definitive {
+            let _ = self.fs.set(ctx.clone());
+        }
+        Ok(ctx)
+    }
+
+    /// Opens a file for streaming reads; `None` when absent. See [`files::open`].
+    /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_SESSION_NOT_FOUND`,
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn open_file(&self, path: &str) -> Result<Option<FileReader>> {
+        files::normalize_path("path", path)?;
+        let ctx = self.fs().await?;
+        files::open(self.target(), &ctx, path).await
+    }
+
+    /// Reads a whole file; `None` when absent. Files up to 1 MiB go through the session's
+    /// channel ([`crate::files::channel`]) when the image can run it; others, and whatever the
+    /// channel cannot read, through [`files::open`].
+    /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_SESSION_NOT_FOUND`,
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let norm = files::normalize_path("path", path)?;
+        let never = CancellationToken::new();
+        match self
+            .channel
+            .read(&self.engine, &self.id, &norm, &never)
+            .await?
+        {
+            Outcome::Done(bytes) => return Ok(bytes),
+            Outcome::IsDir => {
+                return Err(Error::invalid("path", format!("`{norm}` is a directory")))
+            }
+            Outcome::Fallback => {}
+        }
+        match self.open_file(path).await? {
+            Some(mut r) => r.read_to_end().await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes a file owned by the container's user; see [`files::write`]. Files up to 16 KiB
+    /// given as bytes go through the session's channel ([`crate::files::channel`]) when the image can
+    /// run it and the container's user may write there (an existing file is overwritten in
+    /// place); anything else through [`files::write`].
+    /// Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory at `path`, a parent that
+    /// is a file), `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn write_file(
+        &self,
+        path: &str,
+        data: Data,
+        mode: Option<u32>,
+        cancel: &CancellationToken,
+    ) -> Result<()> {
+        let norm = files::normalize_path("path", path)?;
+        let file_mode = mode.unwrap_or(files::DEFAULT_FILE_MODE);
+        if file_mode > 0o7777 {
+            return Err(Error::invalid("mode", "must be a file mode in 0..0o7777"));
+        }
+        if let Data::Bytes(bytes) = &data {
+            match self
+                .channel
+                .write(&self.engine, &self.id, &norm, file_mode, bytes, cancel)
+                .await?
+            {
+                Outcome::Done(()) => return Ok(()),
+                Outcome::IsDir => {
+                    return Err(Error::invalid("path", format!("`{norm}` is a directory")))
+                }
+                Outcome::Fallback => {}
+            }
+        }
+        let ctx = self.fs().await?;
+        files::write(self.target(), &ctx, path, data, mode, cancel).await
+    }
+
+    /// Commits this container to the template `berth-template:<key>`; see [`templates::commit`].
+    /// Returns the image id. Errors: `E_INVALID_ARGUMENT` (a bad key), `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
+    pub async fn commit_template(&self, key: &str) -> Result<String> {
+        templates::commit(&self.engine, &self.id, key).await
+    }
+}

@@ -1,0 +1,156 @@
+//! Exported functions: containerName, createSession, resumeSession, peek, ensureImage, engineInfo.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{PromiseRaw, Unknown, Utf16String};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::Env;
+use napi_derive::napi;
+
+use super::cancel::{token_of, CancelToken};
+use super::engine_options::{
+    engine_options, BindingEngineInfo, BindingEngineOptions, BindingEnsureImageOptions,
+    BindingPullProgress,
+};
+use super::errors::js;
+use super::options::{BindingCreateOptions, BindingResumeOptions};
+use super::peek_options::{BindingPeekOptions, BindingPeekResult};
+use super::session::BindingSession;
+use berth_core::ProgressSink;
+use berth_core::{container_name as derive_name, DEFAULT_PREFIX};
+
+/// The container name of a session: pure, exact over UTF-16 code units (lone surrogates too).
+/// `prefix` defaults to `'berth'`; pass `'please'` for the scheme's own default.
+#[napi]
+pub fn container_name(session_id: Utf16String, prefix: Option<Utf16String>) -> String {
+    let default: Vec<u16> = DEFAULT_PREFIX.encode_utf16().collect();
+    derive_name(&session_id, Some(prefix.as_deref().unwrap_or(&default)))
+}
+
+/// Creates a fresh session container; see the TypeScript `createSession` for the contract.
+///
+/// Engine API: `POST /containers/create`, `POST /containers/{id}/start`, execs, `POST /volumes/create`.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_SESSION_EXISTS`,
+/// `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
+#[napi(
+    ts_args_type = "options: BindingCreateOptions, token?: CancelToken | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
+    ts_return_type = "Promise<BindingSession>"
+)]
+pub fn create_session<'e>(
+    env: &'e Env,
+    options: BindingCreateOptions,
+    token: Option<&CancelToken>,
+    on_pull_progress: Option<PullProgressFn>,
+) -> napi::Result<PromiseRaw<'e, BindingSession>> {
+    let converted = options.into_core();
+    let cancel = token_of(token);
+    env.spawn_future(async move {
+        let (mut spec, engine) = js(converted)?;
+        spec.on_pull_progress = on_pull_progress.map(sink);
+        js(berth_core::create_session(&spec, &engine, &cancel).await).map(BindingSession::new)
+    })
+}
+
+/// Adopts an existing session container; see the TypeScript `resumeSession`.
+///
+/// Engine API: `GET /containers/{name}/json`, `GET /volumes?filters=...`, `GET /images/{ref}/json`
+/// (drift), `POST /volumes/create` (holder record or duty claim), `POST /containers/{id}/start|unpause`.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND`, `E_FOREIGN_CONTAINER`,
+/// `E_SESSION_BUSY`, `E_SESSION_INCOMPLETE`, `E_SPEC_DRIFT`, `E_ABORTED`, `E_ENGINE`.
+#[napi(ts_return_type = "Promise<BindingSession>")]
+pub fn resume_session<'e>(
+    env: &'e Env,
+    options: BindingResumeOptions,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'e, BindingSession>> {
+    let converted = options.into_core();
+    let cancel = token_of(token);
+    env.spawn_future(async move {
+        let (spec, engine) = js(converted)?;
+        js(berth_core::resume_session(&spec, &engine, &cancel).await).map(BindingSession::new)
+    })
+}
+
+/// Inspects a session without side effects; resolves `null` when absent.
+///
+/// Engine API: `GET /containers/{name}/json`, `GET /volumes/{name}`.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+#[napi(ts_return_type = "Promise<BindingPeekResult | null>")]
+pub fn peek<'e>(
+    env: &'e Env,
+    session_id: Utf16String,
+    options: Option<BindingPeekOptions>,
+) -> napi::Result<PromiseRaw<'e, Option<BindingPeekResult>>> {
+    let (prefix, engine) = match options {
+        Some(o) => (
+            o.prefix,
+            engine_options(o.socket_path, o.engine, o.connect_timeout_ms),
+        ),
+        None => (None, Ok(Default::default())),
+    };
+    let id = session_id.to_vec();
+    let prefix = prefix.map(|p| p.to_vec());
+    env.spawn_future(async move {
+        let engine = js(engine)?;
+        js(berth_core::peek(&id, prefix.as_deref(), &engine).await).map(|p| p.map(Into::into))
+    })
+}
+
+/// A JS progress callback: weak (it never keeps Node alive by itself), called without an
+/// error argument, its return value ignored. Dropped when the pull's spec is dropped.
+pub type PullProgressFn = ThreadsafeFunction<
+    BindingPullProgress,
+    Unknown<'static>,
+    BindingPullProgress,
+    napi::Status,
+    false,
+    true,
+>;
+
+pub(super) fn sink(f: PullProgressFn) -> ProgressSink {
+    let f = Arc::new(f);
+    ProgressSink(Arc::new(move |p| {
+        f.call(p.into(), ThreadsafeFunctionCallMode::NonBlocking);
+    }))
+}
+
+/// Makes sure an image is present, pulling it when missing; see the TypeScript `ensureImage`.
+///
+/// Engine API: `GET /images/{image}/json`, `POST /images/create?fromImage=&tag=&platform=`.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_ENGINE`.
+#[napi(
+    ts_args_type = "image: string, options?: BindingEnsureImageOptions | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
+    ts_return_type = "Promise<void>"
+)]
+pub fn ensure_image<'e>(
+    env: &'e Env,
+    image: String,
+    options: Option<BindingEnsureImageOptions>,
+    on_pull_progress: Option<PullProgressFn>,
+) -> napi::Result<PromiseRaw<'e, ()>> {
+    let converted = options
+        .map(BindingEnsureImageOptions::into_core)
+        .unwrap_or_else(|| Ok(Default::default()));
+    env.spawn_future(async move {
+        let (engine, mut pull) = js(converted)?;
+        pull.on_progress = on_pull_progress.map(sink);
+        js(berth_core::ensure_image_at(&engine, &image, &pull).await)
+    })
+}
+
+/// Describes the engine the options select; see the TypeScript `engineInfo`.
+///
+/// Engine API: `GET /version`, `GET /info`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+#[napi(ts_return_type = "Promise<BindingEngineInfo>")]
+pub fn engine_info<'e>(
+    env: &'e Env,
+    options: Option<BindingEngineOptions>,
+) -> napi::Result<PromiseRaw<'e, BindingEngineInfo>> {
+    let converted = options
+        .map(BindingEngineOptions::into_core)
+        .unwrap_or_else(|| Ok(Default::default()));
+    env.spawn_future(async move {
+        let engine = js(converted)?;
+        js(berth_core::engine_info(&engine).await).map(Into::into)
+    })
+}
