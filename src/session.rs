@@ -1,4 +1,7 @@
-//! Session: one handle on one container, with the duty to remove it when this handle owns it.
+//! Session: one handle on one container, sharing this process's duty to remove it when the
+//! process owns it (see [`crate::process_duty`]).
+
+use std::sync::Arc;
 
 use tokio::sync::{Mutex, OnceCell};
 use tokio_util::sync::CancellationToken;
@@ -15,6 +18,7 @@ use crate::hold;
 use crate::identity::Owner;
 use crate::network::{self, NetworkPolicy};
 use crate::ports;
+use crate::process_duty::{self, Shared};
 use crate::remove::{self, Removal, Stop};
 use crate::spec::validate_port;
 use crate::template;
@@ -25,11 +29,11 @@ pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
 /// How this handle came to hold its container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ownership {
-    /// This handle created the container: it must remove it.
+    /// This process created the container: it must remove it (through any of its handles).
     Created,
-    /// This handle resumed someone else's container: it removes nothing unless forced.
+    /// This handle resumed another process's container: it removes nothing unless forced.
     Adopted,
-    /// This handle took over a dead owner's duty to remove.
+    /// This process took over a dead owner's duty to remove.
     Inherited,
 }
 
@@ -46,7 +50,7 @@ impl Ownership {
 
 /// Whether the container of a handle is still to be removed by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Duty {
+pub(crate) enum Duty {
     /// Live container; removal is this handle's duty when it owns it.
     Holding,
     /// A removal through this handle finished.
@@ -100,7 +104,9 @@ pub struct Session {
     pub verification: Option<crate::verify::Verification>,
     /// What a recreation lost and kept, for a handle made by `recreateSession`.
     pub replaced: Option<crate::replaced::Replaced>,
-    state: Mutex<State>,
+    /// Shared by every handle of this process on the container when this process holds its
+    /// duty (see [`crate::process_duty`]).
+    state: Arc<Mutex<State>>,
     /// The container user's ids and mount table, learned on the first file call.
     fs: OnceCell<FsContext>,
     /// The file channel, opened on the first small read or write.
@@ -108,10 +114,23 @@ pub struct Session {
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
-struct State {
+pub(crate) struct State {
     duty: Duty,
     /// The volume name of this handle's holder (or duty) record, until released.
     record: Option<String>,
+}
+
+impl State {
+    /// Whether a removal of the container finished.
+    pub(crate) fn is_done(&self) -> bool {
+        self.duty == Duty::Done
+    }
+
+    /// Records that the container is gone (removed, or found absent).
+    pub(crate) fn mark_done(&mut self) {
+        self.duty = Duty::Done;
+        self.record = None;
+    }
 }
 
 impl Session {
@@ -134,10 +153,10 @@ impl Session {
             drift: Vec::new(),
             verification: None,
             replaced: None,
-            state: Mutex::new(State {
+            state: Arc::new(Mutex::new(State {
                 duty: Duty::Holding,
                 record: None,
-            }),
+            })),
             fs: OnceCell::new(),
             channel: ChannelSlot::default(),
         }
@@ -147,10 +166,33 @@ impl Session {
     pub fn with_record(self, record: Option<String>, drift: Vec<String>) -> Self {
         Session {
             drift,
-            state: Mutex::new(State {
+            state: Arc::new(Mutex::new(State {
                 duty: Duty::Holding,
                 record,
-            }),
+            })),
+            ..self
+        }
+    }
+
+    /// Records this owning handle's duty as the process's (see [`crate::process_duty`]), with
+    /// the session's `removeAfterStopMs`, so that later handles of this process share it.
+    /// An adopted handle is returned unchanged.
+    pub fn into_process_duty(self, retention_ms: Option<u64>) -> Self {
+        if self.owns() {
+            let shared = Shared {
+                ownership: self.ownership,
+                state: self.state.clone(),
+            };
+            process_duty::register(&self.id, shared, retention_ms);
+        }
+        self
+    }
+
+    /// The same handle, sharing the duty `shared` this process holds for its container.
+    pub fn with_shared_duty(self, shared: Shared) -> Self {
+        Session {
+            ownership: shared.ownership,
+            state: shared.state,
             ..self
         }
     }
@@ -182,8 +224,9 @@ impl Session {
 
     /// Removes the container by id when this handle owns it (or `force`).
     ///
-    /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls wait
-    /// for each other: one engine call; later calls resolve `already-removed` without one.
+    /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls, through
+    /// this handle or any other handle of this process sharing its duty, wait for each other:
+    /// one engine call; later calls resolve `already-removed` without one.
     /// A failure rejects and keeps the duty (in this handle and in its record), so a retry,
     /// or a reaper run after this process died, removes. Adopted without `force`: no engine
     /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
@@ -202,8 +245,8 @@ impl Session {
             });
         }
         let outcome = remove::remove_by_id(&self.engine, &self.id).await?;
-        state.duty = Duty::Done;
-        state.record = None;
+        state.mark_done();
+        process_duty::forget(&self.id);
         Ok(match outcome {
             Removal::Removed => RemoveOutcome {
                 removed: true,
@@ -271,10 +314,15 @@ impl Session {
             )
             .await?
             {
-                Stop::Stopped => StopOutcome {
-                    stopped: true,
-                    reason: None,
-                },
+                Stop::Stopped => {
+                    if self.owns() {
+                        process_duty::arm_after_stop(&self.engine, &self.id);
+                    }
+                    StopOutcome {
+                        stopped: true,
+                        reason: None,
+                    }
+                }
                 Stop::Absent => StopOutcome {
                     stopped: false,
                     reason: Some("absent"),
