@@ -4,9 +4,16 @@ import { toNativeSpec } from './create-spec';
 import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { Session } from './session';
-import type { CreateSessionOptions } from './types';
+import { MAX_REMOVE_AFTER_STOP_MS, type CreateSessionOptions } from './types';
 import { progressCallback } from './pull-progress';
-import { compact, expectObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
+import {
+  compact,
+  expectObject,
+  expectOptionalNumber,
+  expectOptionalSignal,
+  expectOptionalString,
+  expectString,
+} from './validate';
 
 /**
  * Creates a fresh session: a new container under the derived name, started, set up, ready.
@@ -19,7 +26,10 @@ import { compact, expectObject, expectOptionalSignal, expectOptionalString, expe
  * `sh -c`). Any failure after the container exists (setup exit code, abort, timeout) removes it
  * by id and rejects with the first cause; a failed removal is attached as `cause`.
  *
- * The returned session has `ownership: 'created'`: its `remove()` removes the container.
+ * The returned session has `ownership: 'created'`: its `remove()` removes the container. The
+ * duty to remove belongs to this process: a later `resumeSession` of this session in this
+ * process returns a handle sharing it (also `'created'`; see {@link resumeSession}).
+ * `removeAfterStopMs` (ms) makes a stopped session expire (see {@link CreateSessionOptions}).
  *
  * Pulls a missing image first (see {@link ensureImage}; `onPullProgress` observes it, `platform`
  * picks the image's platform). Engine API: `POST /images/create` (only when the image is missing), `POST /containers/create?name=…`,
@@ -50,8 +60,10 @@ import { compact, expectObject, expectOptionalSignal, expectOptionalString, expe
  */
 export async function createSession(options: CreateSessionOptions): Promise<Session> {
   expectObject(options, 'options');
-  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, ...spec } = options;
+  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, removeAfterStopMs, ...spec } =
+    options;
   expectString(spec.sessionId, 'sessionId', { wellFormed: false });
+  expectOptionalNumber(removeAfterStopMs, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
   expectString(spec.image, 'image');
   expectOptionalString(platform, 'platform');
   expectOptionalSignal(abortSignal, 'abortSignal');
@@ -59,6 +71,7 @@ export async function createSession(options: CreateSessionOptions): Promise<Sess
   const native = compact({
     ...toNativeSpec(spec),
     platform,
+    removeAfterStopMs,
     ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as Parameters<NativeBinding['createSession']>[0];
   const session = await callNative(() =>
