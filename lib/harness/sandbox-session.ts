@@ -2,6 +2,7 @@ import type { HarnessV1NetworkPolicy, HarnessV1NetworkSandboxSession, HarnessV1P
 import type { ExecProcess } from '../exec-process';
 import type { Session } from '../session';
 import { invalid } from '../validate';
+import { abortReason, rejectWithAbortReason } from './abort-reason';
 import { sliceLines } from './text-range';
 
 /** How a harness session was obtained, which decides what `stop()` and `destroy()` do. */
@@ -29,9 +30,11 @@ type TextWriteOptions = Parameters<SandboxSession['writeTextFile']>[0];
  * The AI SDK harness's view of one berth session: `HarnessV1NetworkSandboxSession` over a
  * {@link Session}.
  *
- * Ownership follows the berth handle: `stop()` and `destroy()` act only when the handle owns
- * the container (`created`, or `inherited` from a dead owner after a cross-process resume);
- * an adopted handle's `stop()`/`destroy()` touch nothing (case 11). Both are idempotent.
+ * Ownership follows the berth handle: `stop()` and `destroy()` act only when this process
+ * owns the container (it created it, also when the framework resumed it in the same process
+ * after `detach()`; or it `inherited` it from a dead owner after a cross-process resume); an
+ * adopted handle's `stop()`/`destroy()` touch nothing. Both are idempotent, and removals
+ * through several sessions of one process make one engine call.
  * Commands given as strings run under `sh -c` in `defaultWorkingDirectory` unless
  * `workingDirectory` says otherwise; relative file paths resolve against it too.
  */
@@ -71,13 +74,25 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     return `${base}/${path.replace(/^\.\//, '')}`;
   }
 
+  /**
+   * Starts `sh -c <command>` (see `Session.spawn`). When `abortSignal` fires the process tree
+   * is killed and `wait()`, `stdout` and `stderr` reject with `abortSignal.reason` (the
+   * caller's own value), as the AI SDK's `SandboxSession.spawn` contract says; a spawn aborted
+   * before it started rejects with it too.
+   */
   readonly spawn = async (options: ProcessOptions): Promise<SandboxProcess> => {
-    const process: ExecProcess = await this.#session.spawn(['sh', '-c', options.command], {
-      cwd: this.#path(options.workingDirectory ?? this.defaultWorkingDirectory),
-      ...(options.env ? { env: options.env } : {}),
-      ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
-    });
-    return process;
+    const { abortSignal } = options;
+    let process: ExecProcess;
+    try {
+      process = await this.#session.spawn(['sh', '-c', options.command], {
+        cwd: this.#path(options.workingDirectory ?? this.defaultWorkingDirectory),
+        ...(options.env ? { env: options.env } : {}),
+        ...(abortSignal ? { abortSignal } : {}),
+      });
+    } catch (error) {
+      throw abortReason(error, abortSignal);
+    }
+    return rejectWithAbortReason(process, abortSignal);
   };
 
   readonly run = async (options: ProcessOptions): Promise<{ exitCode: number; stdout: string; stderr: string }> => {
