@@ -102,7 +102,7 @@ describe.skipIf(!engineAvailable())('harness provider', () => {
 
       await sandbox.writeTextFile({ path: 'notes/a.txt', content: 'one\ntwo\nthree\n' });
       expect(await sandbox.readTextFile({ path: '/workspace/notes/a.txt' })).toBe('one\ntwo\nthree\n');
-      expect(await sandbox.readTextFile({ path: 'notes/a.txt', startLine: 2, endLine: 2 })).toBe('two\n');
+      expect(await sandbox.readTextFile({ path: 'notes/a.txt', startLine: 2, endLine: 2 })).toBe('two');
       expect(await sandbox.readTextFile({ path: 'notes/a.txt', startLine: 3, endLine: 50 })).toBe('three\n');
       expect(await sandbox.readTextFile({ path: 'notes/a.txt', startLine: 7 })).toBe('');
       expect(await sandbox.readTextFile({ path: 'notes/missing.txt' })).toBeNull();
