@@ -3,6 +3,8 @@
 // listSessions (reason 'expired'), whatever the owner's liveness. Plus the harness provider's
 // contract details: an aborted spawn rejects with the caller's reason; IS_SANDBOX=1.
 import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { reapOrphans } from '../index.mjs';
+import { lastJsonLine, runNode } from './helpers/node-process.js';
 import { createDockerSandboxProvider } from '../harness.mjs';
 import { createSession, InvalidArgumentError, MAX_REMOVE_AFTER_STOP_MS } from '../index.mjs';
 import { startChild } from './helpers/child.js';
@@ -92,6 +94,25 @@ describe.skipIf(!engineAvailable())('removeAfterStopMs', () => {
     }
     expect(await inspectContainer(session.id)).toBeNull();
     expect(await recordsOf(session.id)).toEqual([]);
+  });
+
+  test('the armed timer never keeps Node alive: a process that stopped its session exits at once', async ({ sessionId, labels }) => {
+    const entry = new URL('../index.mjs', import.meta.url).href;
+    const script = `
+      import { createSession } from ${JSON.stringify(entry)};
+      const s = await createSession({ sessionId: ${JSON.stringify(sessionId)}, image: ${JSON.stringify(TEST_IMAGE)},
+        labels: ${JSON.stringify(labels)}, removeAfterStopMs: 600000 });
+      await s.stop({ timeoutMs: 0 });
+      console.log(JSON.stringify({ id: s.id }));
+    `;
+    // Killed after 60 s: a bound for a hung run. A ref'd 10-minute timer would hit it.
+    const run = await runNode(['--input-type=module', '-e', script], {}, 60_000);
+    expect(run.killed, run.stderr).toBe(false);
+    expect(run.code, run.stderr).toBe(0);
+    const { id } = lastJsonLine(run);
+    // Its owner is dead now: the reaper removes it as an orphan.
+    const report = await reapOrphans({ labels });
+    expect(report.removed).toEqual([expect.objectContaining({ id, reason: 'owner-dead' })]);
   });
 
   test('listSessions removes an expired session and does not list it', async ({ sessionId, labels }) => {

@@ -187,7 +187,8 @@ export interface ReapEntry {
   /** Session id from the labels; null when unreadable. */
   sessionId: string | null;
   /**
-   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead). Kept: `owner-alive`,
+   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead), `expired` (stopped
+   * longer than its `removeAfterStopMs`, whatever the owner's liveness). Kept: `owner-alive`,
    * `owner-unknown`, `held` (a live or unknown holder), `remove-failed` (the next run retries).
    */
   reason: string;
