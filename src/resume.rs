@@ -58,8 +58,8 @@ pub struct ResumeSpec {
 /// `inherited`: its `remove()` removes the container. Every handle is recorded as a
 /// holder before the container is started or unpaused.
 ///
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND` (absent or
-/// being removed), `E_FOREIGN_CONTAINER` (not berth's, or another session's),
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND` (absent, being
+/// removed, or removed meanwhile through another handle of this process), `E_FOREIGN_CONTAINER` (not berth's, or another session's),
 /// `E_SESSION_BUSY` (`reason: 'initialising'`: setup still running under a live or
 /// unknown owner; `'held'`: `exclusive` and another live or unknown holder; `'taken-over'`:
 /// another process won the take-over), `E_SESSION_INCOMPLETE` (setup never finished and

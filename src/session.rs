@@ -291,7 +291,9 @@ impl Session {
     /// Stops the container by id when this handle owns it (or `force`).
     ///
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
-    /// no engine call, `not-owner`.
+    /// no engine call, `not-owner`. An owner's stop of a session created with
+    /// `removeAfterStopMs` arms this process's removal timer
+    /// ([`process_duty::arm_after_stop`]).
     pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
         let state = self.state.lock().await;
         if state.duty == Duty::Done {
