@@ -52,14 +52,15 @@ pub struct ResumeSpec {
 /// to remove (it created the container, or inherited it; see [`crate::process_duty`]) the
 /// handle shares that duty: same ownership as the first handle, no holder record of its own,
 /// and removals through either coalesce into one engine call. Otherwise the handle is
-/// `adopted` (it stops and
-/// removes nothing unless forced; its `release()` drops its holder record) or, with
+/// `adopted` (it stops and removes nothing unless forced; its `release()` drops its holder
+/// record) or, with
 /// `take_over` when the duty holder (the creator, or the last inheritor) is dead,
 /// `inherited`: its `remove()` removes the container. Every handle is recorded as a
 /// holder before the container is started or unpaused.
 ///
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND` (absent, being
-/// removed, or removed meanwhile through another handle of this process), `E_FOREIGN_CONTAINER` (not berth's, or another session's),
+/// removed, or removed meanwhile through another handle of this process),
+/// `E_FOREIGN_CONTAINER` (not berth's, or another session's),
 /// `E_SESSION_BUSY` (`reason: 'initialising'`: setup still running under a live or
 /// unknown owner; `'held'`: `exclusive` and another live or unknown holder; `'taken-over'`:
 /// another process won the take-over), `E_SESSION_INCOMPLETE` (setup never finished and
