@@ -144,6 +144,21 @@ describe.skipIf(!engineAvailable())('harness provider contract details', () => {
     }
   });
 
+  test('readTextFile: a bad line bound or encoding is E_INVALID_ARGUMENT, the range cut as extractLines', async () => {
+    const provider = createDockerSandboxProvider({ image: TEST_IMAGE, labels: testLabels() });
+    const session = await provider.createSession({ sessionId: testSessionId('lines') });
+    try {
+      await session.writeTextFile({ path: '/tmp/l.txt', content: 'one\ntwo\nthree\nfour\n' });
+      expect(await session.readTextFile({ path: '/tmp/l.txt', startLine: 2, endLine: 3 })).toBe('two\nthree');
+      expect(await session.readTextFile({ path: '/tmp/l.txt', startLine: 0, endLine: 1 })).toBe('one');
+      for (const bad of [{ startLine: Number.NaN }, { endLine: 2.5 }, { startLine: '1' as unknown as number }, { encoding: 'no-such-encoding' }]) {
+        await expect(session.readTextFile({ path: '/tmp/missing.txt', ...bad })).rejects.toMatchObject({ code: 'E_INVALID_ARGUMENT' });
+      }
+    } finally {
+      await session.destroy();
+    }
+  });
+
   test("an aborted spawn: wait() and both streams reject with the caller's own abortSignal.reason", async () => {
     const provider = createDockerSandboxProvider({ image: TEST_IMAGE, labels: testLabels() });
     const session = await provider.createSession({ sessionId: testSessionId('abort') });

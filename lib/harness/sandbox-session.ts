@@ -3,7 +3,7 @@ import type { ExecProcess } from '../exec-process';
 import type { Session } from '../session';
 import { invalid } from '../validate';
 import { abortReason, rejectWithAbortReason } from './abort-reason';
-import { sliceLines } from './text-range';
+import { checkLineRange, sliceLines } from './text-range';
 
 /** How a harness session was obtained, which decides what `stop()` and `destroy()` do. */
 export interface SandboxSessionLifecycle {
@@ -110,11 +110,18 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     return bytes === null ? null : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
 
+  /**
+   * The file as text (`encoding`, default UTF-8), or `null` when absent; `startLine`/`endLine`
+   * cut it exactly as the AI SDK's `extractLines` (see {@link sliceLines}). A bad bound or an
+   * unknown encoding is `E_INVALID_ARGUMENT` before the file is read.
+   */
   readonly readTextFile = async (options: TextReadOptions): Promise<string | null> => {
     const { path, abortSignal, encoding = 'utf-8', startLine, endLine } = options;
+    checkLineRange(startLine, endLine);
+    const text = decoder(encoding);
     const bytes = await this.#session.readFile(this.#path(path), abortSignal ? { abortSignal } : {});
     if (bytes === null) return null;
-    return sliceLines(new TextDecoder(encoding).decode(bytes), startLine, endLine);
+    return sliceLines(text.decode(bytes), startLine, endLine);
   };
 
   readonly writeFile = async ({ path, content, abortSignal }: StreamWriteOptions): Promise<void> =>
@@ -210,5 +217,14 @@ function encodeText(content: string, encoding: string | undefined): Uint8Array {
   const name = (encoding ?? 'utf-8').toLowerCase();
   if (name === 'utf-8' || name === 'utf8') return Buffer.from(content, 'utf8');
   if (Buffer.isEncoding(name)) return Buffer.from(content, name);
-  throw new RangeError(`writeTextFile: unsupported encoding ${encoding}`);
+  invalid('encoding', `unsupported encoding ${String(encoding)}`);
+}
+
+/** A `TextDecoder` for `encoding`; an encoding it does not know is `E_INVALID_ARGUMENT`. */
+function decoder(encoding: string): TextDecoder {
+  try {
+    return new TextDecoder(encoding);
+  } catch {
+    invalid('encoding', `unsupported encoding ${String(encoding)}`);
+  }
 }

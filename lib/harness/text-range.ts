@@ -16,15 +16,25 @@ import { invalid } from '../validate';
  *   integer (`NaN`, `1.5`, a string...).
  */
 export function sliceLines(text: string, startLine?: number, endLine?: number): string {
-  for (const [name, value] of [['startLine', startLine], ['endLine', endLine]] as const) {
-    if (value !== undefined && value !== null && !Number.isSafeInteger(value)) {
-      invalid(name, `expected an integer line number, got ${typeof value === 'number' ? String(value) : typeof value}`);
-    }
-  }
+  checkLineRange(startLine, endLine);
   if (startLine == null && endLine == null) return text;
   const lineEnding = text.includes('\r\n') ? '\r\n' : text.includes('\n') ? '\n' : text.includes('\r') ? '\r' : '\n';
   const lines = text.split(lineEnding);
   const start = Math.max(1, startLine ?? 1) - 1;
   const end = Math.min(lines.length, endLine ?? lines.length);
   return lines.slice(start, end).join(lineEnding);
+}
+
+/**
+ * Checks `startLine`/`endLine` as {@link sliceLines} takes them (each absent, or a safe
+ * integer), so that a bad bound is refused before the file is read.
+ *
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` naming the bound.
+ */
+export function checkLineRange(startLine: unknown, endLine: unknown): void {
+  for (const [name, value] of [['startLine', startLine], ['endLine', endLine]] as const) {
+    if (value !== undefined && value !== null && !Number.isSafeInteger(value)) {
+      invalid(name, `expected an integer line number, got ${typeof value === 'number' ? String(value) : typeof value}`);
+    }
+  }
 }
