@@ -7,6 +7,7 @@ export const {
   BerthSandboxSession,
   builderSessionId,
   createDockerSandboxProvider,
+  DEFAULT_REMOVE_AFTER_STOP_MS,
   restrictedView,
   sliceLines,
   TEMPLATE_WAIT_TIMEOUT_MS,

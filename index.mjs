@@ -23,6 +23,7 @@ export const {
   SetupFailedError,
   SpecDriftError,
   VerifyFailedError,
+  MAX_REMOVE_AFTER_STOP_MS,
   TEMPLATE_REPO,
   containerName,
   createSession,

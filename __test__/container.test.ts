@@ -190,12 +190,12 @@ describe.skipIf(!engineAvailable())('@berth/core/container', () => {
   test('peek() names only a running container and never creates, starts or unpauses', async ({ sessionId, handle, handMade }) => {
     const h = handle(sessionId);
     const absent = await proxy.during(() => h.peek());
-    expect(absent.value).toBeNull();
+    expect(absent.value).toBeUndefined();
     expect(writes(absent.requests)).toEqual([]);
 
     const id = await handMade(h.name, { start: false });
     const created = await proxy.during(() => h.peek());
-    expect(created.value).toBeNull();
+    expect(created.value).toBeUndefined();
     expect(writes(created.requests)).toEqual([]);
     expect((await inspectContainer(id))?.State.Status).toBe('created');
 
@@ -203,13 +203,13 @@ describe.skipIf(!engineAvailable())('@berth/core/container', () => {
     await expect(h.peek()).resolves.toBe(h.name);
     await pauseContainer(id);
     const paused = await proxy.during(() => h.peek());
-    expect(paused.value).toBeNull();
+    expect(paused.value).toBeUndefined();
     expect(writes(paused.requests)).toEqual([]);
     expect((await inspectContainer(id))?.State.Paused).toBe(true);
     await unpauseContainer(id);
     await stopContainer(id);
     const stopped = await proxy.during(() => h.peek());
-    expect(stopped.value).toBeNull();
+    expect(stopped.value).toBeUndefined();
     expect(writes(stopped.requests)).toEqual([]);
     expect((await inspectContainer(id))?.State.Running).toBe(false);
   });
@@ -255,15 +255,22 @@ describe.skipIf(!engineAvailable())('@berth/core/container', () => {
     }
   });
 
-  test('hostAddress() of a handle that holds nothing reads the name; a missing container is E_SESSION_NOT_FOUND', async ({
+  test('hostAddress() acquires first, as the old module (await ready()); the per-handle rule holds in one process', async ({
     sessionId,
     handle,
   }) => {
     const owner = handle(sessionId, { ports: [8080] });
-    await owner.ready();
+    // No ready() before: hostAddress creates the container itself.
+    const address = await owner.hostAddress(8080);
+    expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(owner.ownership).toBe('created');
     const reader = handle(sessionId, { ports: [8080] });
-    await expect(reader.hostAddress(8080)).resolves.toBe(await owner.hostAddress(8080));
-    await owner.remove();
+    await expect(reader.hostAddress(8080)).resolves.toBe(address);
+    // Same process, another handle: the drop-in keeps the old module's rule (only what this
+    // handle created), unlike the root API where the process's duty is shared.
+    expect(reader.ownership).toBe('adopted');
+    await expect(reader.remove()).resolves.toEqual({ removed: false, reason: 'not-owner' });
+    await expect(owner.remove()).resolves.toEqual({ removed: true });
     const error = (await rejectionOf(reader.hostAddress(8080))) as ContainerError;
     expect(SessionNotFoundError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ exitCode: null, args: ['port', owner.name, '8080/tcp'] });

@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HarnessV1SandboxProvider } from '@ai-sdk/harness';
 import { prepareHarnessSandboxTemplate } from '@ai-sdk/harness/agent';
+import { extractLines } from '@ai-sdk/provider-utils';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import { createDockerSandboxProvider, sliceLines } from '../harness.mjs';
-import { containerName, listTemplates, pruneTemplates, SessionExistsError } from '../index.mjs';
+import { containerName, InvalidArgumentError, listTemplates, pruneTemplates, SessionExistsError } from '../index.mjs';
 import { killAllChildren, startChild } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
 import { engineRequest, execIn, inspectContainer } from './helpers/engine-http.mjs';
@@ -38,22 +39,34 @@ async function text(stream: ReadableStream<Uint8Array>): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-describe('sliceLines (readTextFile line ranges)', () => {
+describe('sliceLines (readTextFile line ranges), exactly as the AI SDK\'s extractLines', () => {
   test.for([
     [undefined, undefined, 'a\nb\nc\n'],
     [2, undefined, 'b\nc\n'],
-    [2, 2, 'b\n'],
+    [2, 2, 'b'],
+    [2, 3, 'b\nc'],
     [1, 99, 'a\nb\nc\n'],
     [3, 5, 'c\n'],
+    [0, 1, 'a'],
+    [-5, 2, 'a\nb'],
     [4, 9, ''],
     [9, undefined, ''],
+    [3, 2, ''],
   ] as const)('lines %s..%s', ([start, end, expected]) => {
-    expect(sliceLines('a\nb\nc\n', start, end)).toBe(expected);
+    const text = 'a\nb\nc\n';
+    expect(sliceLines(text, start, end)).toBe(expected);
+    expect(sliceLines(text, start, end)).toBe(extractLines({ text, startLine: start, endLine: end }));
   });
-  test('no trailing newline, and bad bounds', () => {
+  test('CRLF text, no trailing newline, and the issue\'s own example', () => {
+    expect(sliceLines('a\r\nb\r\nc', 2, 3)).toBe('b\r\nc');
     expect(sliceLines('a\nb', 2, 10)).toBe('b');
-    expect(() => sliceLines('a', 0)).toThrow(RangeError);
-    expect(() => sliceLines('a', 2, 1)).toThrow(RangeError);
+    expect(sliceLines('one\ntwo\nthree\nfour\n', 2, 3)).toBe('two\nthree');
+  });
+  test('bad bounds are E_INVALID_ARGUMENT, never a bare RangeError', async () => {
+    for (const bad of [Number.NaN, 1.5, '2', Number.POSITIVE_INFINITY]) {
+      await expectBerthError((async () => sliceLines('a', bad as number))(), InvalidArgumentError);
+      await expectBerthError((async () => sliceLines('a', 1, bad as number))(), InvalidArgumentError);
+    }
   });
 });
 
@@ -89,7 +102,7 @@ describe.skipIf(!engineAvailable())('harness provider', () => {
 
       await sandbox.writeTextFile({ path: 'notes/a.txt', content: 'one\ntwo\nthree\n' });
       expect(await sandbox.readTextFile({ path: '/workspace/notes/a.txt' })).toBe('one\ntwo\nthree\n');
-      expect(await sandbox.readTextFile({ path: 'notes/a.txt', startLine: 2, endLine: 2 })).toBe('two\n');
+      expect(await sandbox.readTextFile({ path: 'notes/a.txt', startLine: 2, endLine: 2 })).toBe('two');
       expect(await sandbox.readTextFile({ path: 'notes/a.txt', startLine: 3, endLine: 50 })).toBe('three\n');
       expect(await sandbox.readTextFile({ path: 'notes/a.txt', startLine: 7 })).toBe('');
       expect(await sandbox.readTextFile({ path: 'notes/missing.txt' })).toBeNull();

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createDockerSandboxProvider } from '../harness.mjs';
 import { createSession, resumeSession, type Session } from '../index.mjs';
+import { startChild } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
 import { inspectContainer } from './helpers/engine-http.mjs';
 import { sessionTest as test } from './helpers/fixtures.js';
@@ -65,17 +66,24 @@ describe.skipIf(!engineAvailable())('network policy', () => {
     expect(await reachesHost(session, newGateway)).toBe(true);
   });
 
-  test("an adopted handle may not switch it: E_SESSION_BUSY ('not-owner'), nothing changed", async ({ engine, sessionId, labels, track }) => {
-    const owner = track(await createSession({ ...engine, sessionId, labels, image: TEST_IMAGE }));
-    const adopted = await resumeSession({ ...engine, sessionId });
-    expect(adopted.ownership).toBe('adopted');
-    const before = await networksOf(owner.id);
-    await expect(adopted.setNetworkPolicy({ mode: 'deny-all' })).rejects.toMatchObject({
-      code: 'E_SESSION_BUSY',
-      details: { reason: 'not-owner', id: owner.id },
-    });
-    expect(await networksOf(owner.id)).toEqual(before);
-    await adopted.release();
+  test("an adopted handle may not switch it: E_SESSION_BUSY ('not-owner'), nothing changed", async ({ engine, sessionId, labels }) => {
+    // Another process owns it (a resume in the creating process would share its duty).
+    const creator = await startChild();
+    try {
+      const owner = await creator.call('createSession', { sessionId, labels, image: TEST_IMAGE });
+      const adopted = await resumeSession({ ...engine, sessionId });
+      expect(adopted.ownership).toBe('adopted');
+      const before = await networksOf(owner.id);
+      await expect(adopted.setNetworkPolicy({ mode: 'deny-all' })).rejects.toMatchObject({
+        code: 'E_SESSION_BUSY',
+        details: { reason: 'not-owner', id: owner.id },
+      });
+      expect(await networksOf(owner.id)).toEqual(before);
+      await adopted.release();
+      await creator.call('remove', owner.handle);
+    } finally {
+      await creator.kill();
+    }
   });
 
   test('bad modes are refused and change nothing; a removed session is E_SESSION_NOT_FOUND', async ({ engine, sessionId, labels, track }) => {

@@ -2,6 +2,7 @@
 // `already-removed` afterwards; an adopted handle removes only when forced; asyncDispose removes.
 import { afterAll, describe, expect } from 'vitest';
 import { containerName, createSession, peek, resumeSession } from '../index.mjs';
+import { startChild } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
 import { inspectContainer, inspectVolume, removeContainer } from './helpers/engine-http.mjs';
 import { sessionTest as test } from './helpers/fixtures.js';
@@ -56,19 +57,27 @@ describe.skipIf(!engineAvailable())('remove', () => {
     await expect(session.remove({ force: true })).resolves.toEqual({ removed: false, reason: 'already-removed' });
   });
 
-  test("an adopted handle: 'not-owner' (container kept) unless { force: true }", async ({ sessionId, labels, track }) => {
-    const created = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
-    const adopted = await resumeSession({ sessionId });
-    expect(adopted).toMatchObject({ id: created.id, ownership: 'adopted' });
+  test("an adopted handle (another process created it): 'not-owner' (container kept) unless { force: true }", async ({
+    sessionId,
+    labels,
+  }) => {
+    const creator = await startChild();
+    try {
+      const created = await creator.call('createSession', { sessionId, image: TEST_IMAGE, labels });
+      const adopted = await resumeSession({ sessionId });
+      expect(adopted).toMatchObject({ id: created.id, ownership: 'adopted' });
 
-    await expect(adopted.remove()).resolves.toEqual({ removed: false, reason: 'not-owner' });
-    await expect(adopted.stop()).resolves.toEqual({ stopped: false, reason: 'not-owner' });
-    expect((await inspectContainer(created.id))?.State.Running).toBe(true);
+      await expect(adopted.remove()).resolves.toEqual({ removed: false, reason: 'not-owner' });
+      await expect(adopted.stop()).resolves.toEqual({ stopped: false, reason: 'not-owner' });
+      expect((await inspectContainer(created.id))?.State.Running).toBe(true);
 
-    await expect(adopted.remove({ force: true })).resolves.toEqual({ removed: true });
-    expect(await inspectContainer(created.id)).toBeNull();
-    // The creator's handle now finds it gone.
-    await expect(created.remove()).resolves.toEqual({ removed: false, reason: 'absent' });
+      await expect(adopted.remove({ force: true })).resolves.toEqual({ removed: true });
+      expect(await inspectContainer(created.id)).toBeNull();
+      // The creator's handle now finds it gone.
+      await expect(creator.call('remove', created.handle)).resolves.toEqual({ removed: false, reason: 'absent' });
+    } finally {
+      await creator.kill();
+    }
   });
 
   test('Symbol.asyncDispose removes an owned session', async ({ sessionId, labels }) => {
@@ -78,11 +87,18 @@ describe.skipIf(!engineAvailable())('remove', () => {
     await expect(session.remove()).resolves.toEqual({ removed: false, reason: 'already-removed' });
   });
 
-  test('Symbol.asyncDispose of an adopted handle leaves the container', async ({ sessionId, labels, track }) => {
-    const created = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
-    const adopted = await resumeSession({ sessionId });
-    await adopted[Symbol.asyncDispose]();
-    expect((await inspectContainer(created.id))?.State.Running).toBe(true);
+  test('Symbol.asyncDispose of an adopted handle leaves the container', async ({ sessionId, labels }) => {
+    const creator = await startChild();
+    try {
+      const created = await creator.call('createSession', { sessionId, image: TEST_IMAGE, labels });
+      const adopted = await resumeSession({ sessionId });
+      expect(adopted.ownership).toBe('adopted');
+      await adopted[Symbol.asyncDispose]();
+      expect((await inspectContainer(created.id))?.State.Running).toBe(true);
+      await expect(creator.call('remove', created.handle)).resolves.toEqual({ removed: true });
+    } finally {
+      await creator.kill();
+    }
   });
 
   test('a stopped session is removed too', async ({ sessionId, labels }) => {

@@ -80,7 +80,8 @@ describe.skipIf(!engineAvailable())('resumeSession', () => {
     expect(await peek(sessionId)).toMatchObject({ state: 'exited' });
 
     const resumed = await resumeSession({ sessionId });
-    expect(resumed).toMatchObject({ id: created.id, name: created.name, sessionId, ownership: 'adopted' });
+    // Same process as the creator: the resumed handle shares its duty to remove.
+    expect(resumed).toMatchObject({ id: created.id, name: created.name, sessionId, ownership: 'created' });
     expect((await inspectContainer(created.id))?.State).toMatchObject({ Status: 'running', Running: true });
     const out = await resumed.exec(['cat', '/root/kept']);
     expect(out.stdout.toString()).toBe('from-setup\nfrom-exec\n');
@@ -97,14 +98,14 @@ describe.skipIf(!engineAvailable())('resumeSession', () => {
     expect((await resumed.exec(['true'])).exitCode).toBe(0);
   });
 
-  test('the creating process resuming its own session gets an adopted handle naming itself as owner', async ({
+  test('the creating process resuming its own session shares its duty (created) and names itself as owner', async ({
     sessionId,
     labels,
     track,
   }) => {
     const created = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
     const resumed = await resumeSession({ sessionId });
-    expect(resumed.ownership).toBe('adopted');
+    expect(resumed.ownership).toBe('created');
     expect(resumed.owner).toEqual(created.owner);
     expect(resumed.owner).toMatchObject({ pid: process.pid, liveness: 'alive' });
     expect(resumed.drift).toEqual([]);

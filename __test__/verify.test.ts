@@ -219,7 +219,8 @@ describe.skipIf(!engineAvailable())('verifySession', () => {
     const dir = hostDir();
     const s = track(await createSession({ sessionId, image: TEST_IMAGE, labels, mounts: [{ source: dir, target: '/ro', readOnly: true }] }));
     const resumed = await resumeSession({ sessionId, verify: true, spec: { writablePaths: ['/w'] } });
-    expect(resumed.ownership).toBe('adopted');
+    // The creating process's resume shares its duty: no hold of its own to drop.
+    expect(resumed.ownership).toBe('created');
     expect(resumed.verification).toMatchObject({ id: s.id, ok: true, findings: [{ code: 'writable-missing', repaired: true }] });
     await resumed.release();
 

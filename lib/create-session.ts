@@ -14,7 +14,10 @@ import type { CreateSessionOptions } from './types';
  * `sh -c`). Any failure after the container exists (setup exit code, abort, timeout) removes it
  * by id and rejects with the first cause; a failed removal is attached as `cause`.
  *
- * The returned session has `ownership: 'created'`: its `remove()` removes the container.
+ * The returned session has `ownership: 'created'`: its `remove()` removes the container. The
+ * duty to remove belongs to this process: a later `resumeSession` of this session in this
+ * process returns a handle sharing it (also `'created'`; see {@link resumeSession}).
+ * `removeAfterStopMs` (ms) makes a stopped session expire (see {@link CreateSessionOptions}).
  *
  * Pulls a missing image first (see {@link ensureImage}; `onPullProgress` observes it, `platform`
  * picks the image's platform). Engine API: `POST /images/create` (only when the image is missing), `POST /containers/create?name=…`,

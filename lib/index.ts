@@ -1,5 +1,6 @@
 export { containerName, DEFAULT_PREFIX } from './container-name';
 export { createSession } from './create-session';
+export { MAX_REMOVE_AFTER_STOP_MS } from './types';
 export { engineInfo } from './engine-info';
 export { ensureImage } from './ensure-image';
 export {

@@ -8,7 +8,9 @@ import { compact, expectOptionalObject, expectOptionalString, expectOptionalStri
 /**
  * Lists berth-managed sessions, each as {@link peek} reports it plus its holders: the
  * creator, adopters and inheritors recorded in holder records (engine volumes), each with
- * its liveness seen from this process now. Changes nothing.
+ * its liveness seen from this process now. Changes nothing, except that an expired session
+ * (stopped longer than its `removeAfterStopMs`, whatever its owner's liveness) is removed by
+ * id (`DELETE /containers/{id}?force=true&v=true` and its records) and not listed.
  *
  * Without `prefix` or `labels` it lists every berth-managed container the engine has; both
  * narrow it by exact label match (never a name filter).

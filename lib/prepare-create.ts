@@ -5,8 +5,15 @@ import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { progressCallback, type NativePullProgress } from './pull-progress';
 import { Session } from './session';
-import type { CreateSessionOptions } from './types';
-import { compact, expectObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
+import { MAX_REMOVE_AFTER_STOP_MS, type CreateSessionOptions } from './types';
+import {
+  compact,
+  expectObject,
+  expectOptionalNumber,
+  expectOptionalSignal,
+  expectOptionalString,
+  expectString,
+} from './validate';
 
 /** The create options as the binding takes them (createSession and recreateSession alike). */
 export type NativeCreateOptions = Parameters<NativeBinding['createSession']>[0];
@@ -32,8 +39,10 @@ export interface PreparedCreate {
  */
 export function prepare(options: CreateSessionOptions): PreparedCreate {
   expectObject(options, 'options');
-  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, ...spec } = options;
+  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, removeAfterStopMs, ...spec } =
+    options;
   expectString(spec.sessionId, 'sessionId', { wellFormed: false });
+  expectOptionalNumber(removeAfterStopMs, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
   expectString(spec.image, 'image');
   expectOptionalString(platform, 'platform');
   expectOptionalSignal(abortSignal, 'abortSignal');
@@ -41,6 +50,7 @@ export function prepare(options: CreateSessionOptions): PreparedCreate {
   const native = compact({
     ...toNativeSpec(spec),
     platform,
+    removeAfterStopMs,
     ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as NativeCreateOptions;
   return { native, abortSignal, onProgress };

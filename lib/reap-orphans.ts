@@ -7,7 +7,9 @@ import { expectOptionalBoolean } from './validate';
 /**
  * Removes orphaned sessions: managed containers whose duty holder (the creator, or the last
  * process that took the duty over) is dead — never merely unknown — and that no live or
- * unknown holder holds, plus those a dead owner left incomplete (setup never finished).
+ * unknown holder holds, plus those a dead owner left incomplete (setup never finished), plus
+ * expired ones of any owner, alive or not (stopped longer than their `removeAfterStopMs`,
+ * from `State.FinishedAt`; reason `'expired'`; see {@link CreateSessionOptions.removeAfterStopMs}).
  * Each candidate is inspected and its records read again right before its removal, which is
  * by container id with its anonymous volumes and records. A removal that fails is reported
  * as kept (`remove-failed`); the next run tries again.

@@ -20,7 +20,11 @@ import {
  * Resumes an existing session: the only path that adopts a container.
  *
  * A stopped container is started again (its filesystem kept), a paused one unpaused. The
- * handle reports the owner and its liveness. Ownership of the result: `adopted` (it will not
+ * handle reports the owner and its liveness. The duty to remove belongs to the process: in
+ * the process that created the session (or inherited it) the result shares that duty with
+ * the first handle (same `ownership`, no holder record of its own; `remove()`/`stop()` act,
+ * and removals through several handles make one engine call, the later ones resolving
+ * `already-removed` or `absent`). Otherwise the ownership of the result is `adopted` (it will not
  * remove the container without `force`), or `inherited` with `takeOver` when the owner is
  * dead (then `remove()` removes it; of concurrent take-overs exactly one wins). While the
  * owner lives or is unknown, `takeOver` simply adopts. With `verify`, the container is then
@@ -52,6 +56,14 @@ import {
  * ```
  */
 export async function resumeSession(options: ResumeSessionOptions): Promise<Session> {
+  return resumeWith(options, false);
+}
+
+/**
+ * @internal {@link resumeSession}; with `perHandle` (the drop-in `@berth/core/container`'s
+ * rule) the handle never shares this process's duty: it is `adopted` even in the creating process.
+ */
+export async function resumeWith(options: ResumeSessionOptions, perHandle: boolean): Promise<Session> {
   expectObject(options, 'options');
   const { sessionId, prefix, exclusive, takeOver, spec, onDrift, verify, abortSignal, engine, socketPath, connectTimeoutMs } = options;
   expectString(sessionId, 'sessionId', { wellFormed: false });
@@ -72,6 +84,7 @@ export async function resumeSession(options: ResumeSessionOptions): Promise<Sess
     spec: spec === undefined ? undefined : toNativeSpec(spec, 'spec.'),
     onDrift,
     verify,
+    perHandle: perHandle || undefined,
     ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as Parameters<NativeBinding['resumeSession']>[0];
   const session = await callNative(() =>

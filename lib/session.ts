@@ -43,6 +43,8 @@ import {
  *
  * The handle knows how it came to hold the container (`ownership`). Only a `created` or
  * `inherited` handle removes or stops it; an `adopted` one leaves it alone unless `force`.
+ * The duty belongs to the process: every handle this process gets on a container it created
+ * (or inherited) shares one removal state, so removals through any of them make one engine call.
  * Removal is always by container id, never by name. `await using` removes it on scope exit.
  */
 export class Session implements AsyncDisposable {
@@ -331,9 +333,13 @@ export class Session implements AsyncDisposable {
 
   /**
    * Stops the container if this handle owns it (created or inherited), else resolves
-   * `{ stopped: false, reason: 'not-owner' }` without an engine call unless `force`.
+   * `{ stopped: false, reason: 'not-owner' }` without an engine call unless `force`. When the
+   * session was created with `removeAfterStopMs`, an owner's stop arms this process's removal
+   * timer (it never keeps Node alive): the container is removed by id once it has been stopped
+   * that long, unless it was started again meanwhile.
    *
-   * Engine API: `POST /containers/{id}/stop?t=…`.
+   * Engine API: `POST /containers/{id}/stop?t=…`; when the timer fires, `GET /containers/{id}/json`
+   * and `DELETE /containers/{id}?force=1&v=1`.
    *
    * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL).
    */
@@ -350,8 +356,9 @@ export class Session implements AsyncDisposable {
    * Results: `{ removed: true }` for the call that removed it; `{ removed: false, reason: 'absent' }`
    * when the engine no longer had it; `{ removed: false, reason: 'already-removed' }` (no engine
    * call) for any later call; `{ removed: false, reason: 'not-owner' }` for an adopted handle
-   * without `force`. Concurrent calls share one engine call. A failed removal rejects and keeps
-   * the duty, so calling again retries.
+   * without `force`. Concurrent calls, through this handle or any other handle of this process
+   * sharing its duty, share one engine call. A failed removal rejects and keeps the duty, so
+   * calling again retries.
    *
    * Engine API: `DELETE /containers/{id}?force=1&v=1`.
    *

@@ -187,7 +187,8 @@ export interface ReapEntry {
   /** Session id from the labels; null when unreadable. */
   sessionId: string | null;
   /**
-   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead). Kept: `owner-alive`,
+   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead), `expired` (stopped
+   * longer than its `removeAfterStopMs`, whatever the owner's liveness). Kept: `owner-alive`,
    * `owner-unknown`, `held` (a live or unknown holder), `remove-failed` (the next run retries).
    */
   reason: string;
@@ -358,7 +359,20 @@ export interface CreateSpec {
 export interface CreateSessionOptions extends CreateSpec, EngineOptions, PullOptions {
   /** Aborts the create; whatever was created is removed by id before the promise rejects. */
   abortSignal?: AbortSignal;
+  /**
+   * Remove the container once it has been stopped this long, in milliseconds (a whole number,
+   * 0 to 2,592,000,000 = 30 days; anything else is `E_INVALID_ARGUMENT` before any engine call).
+   * Fixed at creation (label `dev.berth.remove-after-stop-ms`). Counted from the engine's
+   * `State.FinishedAt`; starting the session again resets it. Enforced by this process after
+   * its own `stop()` (a timer that never keeps Node alive) and by any berth process's
+   * `reapOrphans` / `listSessions` (reason `'expired'`), whatever the owner's liveness.
+   * @default undefined (a stopped session stays until it is removed)
+   */
+  removeAfterStopMs?: number;
 }
+
+/** The longest `removeAfterStopMs`, in milliseconds (30 days). */
+export const MAX_REMOVE_AFTER_STOP_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** Options of {@link resumeSession}. */
 export interface ResumeSessionOptions extends EngineOptions {

@@ -8,7 +8,7 @@ use napi_derive::napi;
 
 use berth_core::EngineOptions;
 use berth_core::ResumeSpec;
-use berth_core::{whole_number, CreateSpec, Limits, Mount, Security};
+use berth_core::{whole_number, CreateSpec, Limits, Mount, Security, MAX_RETENTION_MS};
 use berth_core::{DriftSpec, OnDrift, ResumeFields};
 use berth_core::{Error, Result};
 
@@ -68,6 +68,8 @@ pub struct BindingCreateOptions {
     pub pids_limit: Option<f64>,
     /// `os/arch[/variant]` to pull and create for (`linux/amd64`). @default the engine's
     pub platform: Option<String>,
+    /// Remove the container once it has been stopped this long, in milliseconds (whole, 0 to 30 days). @default never
+    pub remove_after_stop_ms: Option<f64>,
     /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
     /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
@@ -93,6 +95,8 @@ pub struct BindingResumeOptions {
     pub on_drift: Option<String>,
     /// Verify the container (and repair it in place) against `spec`; a hard finding left is `E_VERIFY_FAILED`. @default false
     pub verify: Option<bool>,
+    /// Internal (the drop-in `@berth/core/container`): the handle holds only what it made itself, never this process's duty. @default false
+    pub per_handle: Option<bool>,
     /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
     /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
@@ -186,6 +190,13 @@ impl BindingCreateOptions {
             },
             platform: self.platform,
             on_pull_progress: None,
+            remove_after_stop_ms: self
+                .remove_after_stop_ms
+                .map(|ms| {
+                    whole_number("removeAfterStopMs", ms, 0, MAX_RETENTION_MS as i64)
+                        .map(|ms| ms as u64)
+                })
+                .transpose()?,
         };
         Ok((
             spec,
@@ -208,6 +219,7 @@ impl BindingResumeOptions {
                 prefix: self.prefix.map(|p| p.to_vec()),
                 exclusive: self.exclusive.unwrap_or(false),
                 take_over: self.take_over.unwrap_or(false),
+                per_handle: self.per_handle.unwrap_or(false),
                 spec: self.spec.map(BindingResumeSpec::into_core).transpose()?,
                 on_drift,
                 verify: self.verify.unwrap_or(false),

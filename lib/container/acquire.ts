@@ -3,7 +3,7 @@ import { createSession } from '../create-session';
 import { SessionBusyError } from '../errors/session-busy-error';
 import { SessionExistsError } from '../errors/session-exists-error';
 import { SessionNotFoundError } from '../errors/session-not-found-error';
-import { resumeSession } from '../resume-session';
+import { resumeWith } from '../resume-session';
 import type { Session } from '../session';
 import type { EngineOptions } from '../types';
 import { adoptUnlabelled } from './adopt-unlabelled';
@@ -56,7 +56,8 @@ export async function acquire(spec: AcquireSpec): Promise<Session> {
       exists = error;
     }
     try {
-      if (exists.details.managed) return await resumeSession({ sessionId: sandboxId, prefix, ...where });
+      // The old module's per-handle rule: a handle removes only what it created itself.
+      if (exists.details.managed) return await resumeWith({ sessionId: sandboxId, prefix, ...where }, true);
       return await adoptUnlabelled({ sessionId: sandboxId, prefix, image, ...where });
     } catch (error) {
       const gone = SessionNotFoundError.isInstance(error) && attempt < ACQUIRE_ATTEMPTS;

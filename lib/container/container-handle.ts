@@ -12,7 +12,6 @@ import { engineOptions } from '../engine-option';
 import { acquire, type AcquireSpec } from './acquire';
 import { containerName, LEGACY_PREFIX } from './container-name';
 import { inspectArgv, portArgv, removeArgv } from './docker-argv';
-import { hostAddressByName } from './host-address';
 import { withLegacyFields } from './legacy-error';
 import { peek } from '../peek';
 import type { ContainerHandle, ContainerHandleOptions, ContainerOwnership, ContainerRemoveResult } from './types';
@@ -125,10 +124,17 @@ class LegacyContainerHandle implements ContainerHandle {
   async hostAddress(port: number): Promise<string> {
     try {
       expectPort(port, 'port');
-      await this.#acquisitionSettled();
-      if (this.#session) return await this.#session.hostAddress(port);
-      const { sandboxId, name, prefix, engine, socketPath, connectTimeoutMs } = this.#spec;
-      return await hostAddressByName(sandboxId, name, prefix, port, { engine, socketPath, connectTimeoutMs });
+    } catch (error) {
+      throw withLegacyFields(error, portArgv(this.name, port));
+    }
+    // The old module acquires first; ready()'s own errors carry its own step's fields.
+    let session = this.#session;
+    while (!session) {
+      await this.ready();
+      session = this.#session; // undefined only when a remove() ran in between: acquire again
+    }
+    try {
+      return await session.hostAddress(port);
     } catch (error) {
       throw withLegacyFields(error, portArgv(this.name, port));
     }
@@ -159,11 +165,11 @@ class LegacyContainerHandle implements ContainerHandle {
     return result.removed ? { removed: true } : { removed: false, reason: result.reason as ContainerRemoveResult['reason'] };
   }
 
-  async peek(): Promise<string | null> {
+  async peek(): Promise<string | undefined> {
     const { sandboxId, prefix, engine, socketPath, connectTimeoutMs } = this.#spec;
     try {
       const seen = await peek(sandboxId, compact({ prefix, engine, socketPath, connectTimeoutMs }));
-      return seen?.state === 'running' ? this.name : null;
+      return seen?.state === 'running' ? this.name : undefined;
     } catch (error) {
       throw withLegacyFields(error, inspectArgv(this.name));
     }

@@ -64,11 +64,13 @@ export interface ContainerHandle {
    */
   ready(): Promise<string>;
   /**
-   * `"127.0.0.1:<host port>"` of container `port`/tcp (for a remote engine, its host). Waits
-   * for a `ready()` in flight; a handle that holds no container reads it by name.
+   * `"127.0.0.1:<host port>"` of container `port`/tcp (for a remote engine, its host).
+   * Acquires first, as the old module does (`await ready()`): a handle that holds no
+   * container yet creates or adopts it, then reads the port from it.
    *
-   * Engine API: `GET /containers/{id or name}/json`.
+   * Engine API: what `ready()` calls (when nothing is held yet), then `GET /containers/{id}/json`.
    *
+   * @throws Whatever `ready()` throws, when it had to acquire.
    * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a port out of range or not published.
    * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when the container is gone; EngineError `E_ENGINE` (409) when it is not running.
    */
@@ -85,10 +87,10 @@ export interface ContainerHandle {
    */
   remove(): Promise<ContainerRemoveResult>;
   /**
-   * The container name when a container under it is running now, else `null` (absent,
-   * created, paused, exited). Never creates, starts or unpauses anything.
+   * The container name when a container under it is running now, else `undefined` (absent,
+   * created, paused, exited), as the old module answers. Never creates, starts or unpauses anything.
    *
    * Engine API: `GET /containers/{name}/json`.
    */
-  peek(): Promise<string | null>;
+  peek(): Promise<string | undefined>;
 }

@@ -4,7 +4,8 @@ import { createSession } from '../create-session';
 import { resumeSession } from '../resume-session';
 import type { Session } from '../session';
 import type { CreateSpec, EngineOptions } from '../types';
-import { expectObject, expectString } from '../validate';
+import { MAX_REMOVE_AFTER_STOP_MS } from '../types';
+import { expectObject, expectOptionalNumber, expectString } from '../validate';
 import { BerthSandboxSession } from './sandbox-session';
 import { createFromTemplate } from './template-flow';
 
@@ -17,7 +18,23 @@ export interface DockerSandboxProviderOptions
     EngineOptions {
   /** Reported as the provider's `providerId`. @default 'berth-docker' */
   providerId?: string;
+  /**
+   * How long a stopped sandbox stays resumable before it is removed, in milliseconds (whole,
+   * 0 to 30 days), passed to every session this provider creates (see `createSession`'s
+   * `removeAfterStopMs`). `null`: never (a stopped sandbox then stays until someone removes it,
+   * including one a failed `HarnessAgent` start left behind).
+   * @default 600000 ({@link DEFAULT_REMOVE_AFTER_STOP_MS}, 10 minutes)
+   */
+  removeAfterStopMs?: number | null;
 }
+
+/**
+ * The provider's default `removeAfterStopMs`: 10 minutes. `HarnessAgent` stops a sandbox both
+ * when the user stops a session (to resume it later with `resumeFrom`, so `stop()` must keep it)
+ * and when a start fails (then nothing can ever reach it again). Ten minutes keeps a stopped
+ * session resumable across a pause in a conversation, yet bounds what a failed start leaves.
+ */
+export const DEFAULT_REMOVE_AFTER_STOP_MS = 10 * 60_000;
 
 type CreateOptions = NonNullable<Parameters<HarnessV1SandboxProvider['createSession']>[0]>;
 type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSession']>>[0];
@@ -42,6 +59,14 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  *   too) then starts from the template and skips `onFirstCreate` and `setupCommands`. Other
  *   processes wait for a build in progress. See `listTemplates` / `pruneTemplates`.
  *
+ * - Every session is created with `removeAfterStopMs` (default 10 minutes): a stopped sandbox
+ *   stays resumable that long, then this process (or any `reapOrphans`) removes it. That is
+ *   what cleans up after a failed `HarnessAgent` start, which only ever calls `stop()`.
+ * - The container environment has `IS_SANDBOX=1` (an explicit `env.IS_SANDBOX` wins): the
+ *   Claude Code CLI refuses its permission-bypass mode as root without it.
+ * - A same-process `resumeSession` (the framework's `detach()` then `resumeFrom`) shares this
+ *   process's duty to remove: the resumed session's `destroy()` removes the container.
+ *
  * Sessions' `id` is the container name; containers use the default prefix `'berth'`.
  *
  * @example
@@ -58,7 +83,13 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
 export function createDockerSandboxProvider(options: DockerSandboxProviderOptions): HarnessV1SandboxProvider {
   expectObject(options, 'options');
   expectString(options.image, 'image');
-  const { providerId = 'berth-docker', engine, socketPath, ...spec } = options;
+  const { providerId = 'berth-docker', engine, socketPath, removeAfterStopMs: retention, ...given } = options;
+  if (retention !== null) {
+    expectOptionalNumber(retention, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
+  }
+  const removeAfterStopMs = retention === null ? undefined : (retention ?? DEFAULT_REMOVE_AFTER_STOP_MS);
+  const lifetime = removeAfterStopMs === undefined ? {} : { removeAfterStopMs };
+  const spec = { ...given, env: { IS_SANDBOX: '1', ...given.env } };
   const where: EngineOptions = { ...(engine === undefined ? {} : { engine }), ...(socketPath === undefined ? {} : { socketPath }) };
   return {
     specificationVersion: 'harness-sandbox-v1',
@@ -75,6 +106,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
           spec,
           where,
           ...signal,
+          ...lifetime,
           firstCreate: async (builder) => onFirstCreate((await wrap(builder, spec.ports ?? [], true)).restricted(), signal),
         });
         return wrap(session, spec.ports ?? [], removeOnStop).catch(async (error: unknown) => {
@@ -82,7 +114,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
           throw error;
         });
       }
-      const session = await createSession({ ...spec, ...where, sessionId: id, ...signal });
+      const session = await createSession({ ...spec, ...where, ...lifetime, sessionId: id, ...signal });
       try {
         const wrapped = await wrap(session, spec.ports ?? [], removeOnStop);
         if (onFirstCreate) await onFirstCreate(wrapped.restricted(), signal);

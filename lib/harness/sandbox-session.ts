@@ -2,7 +2,8 @@ import type { HarnessV1NetworkPolicy, HarnessV1NetworkSandboxSession, HarnessV1P
 import type { ExecProcess } from '../exec-process';
 import type { Session } from '../session';
 import { invalid } from '../validate';
-import { sliceLines } from './text-range';
+import { abortReason, rejectWithAbortReason } from './abort-reason';
+import { checkLineRange, sliceLines } from './text-range';
 
 /** How a harness session was obtained, which decides what `stop()` and `destroy()` do. */
 export interface SandboxSessionLifecycle {
@@ -29,9 +30,11 @@ type TextWriteOptions = Parameters<SandboxSession['writeTextFile']>[0];
  * The AI SDK harness's view of one berth session: `HarnessV1NetworkSandboxSession` over a
  * {@link Session}.
  *
- * Ownership follows the berth handle: `stop()` and `destroy()` act only when the handle owns
- * the container (`created`, or `inherited` from a dead owner after a cross-process resume);
- * an adopted handle's `stop()`/`destroy()` touch nothing (case 11). Both are idempotent.
+ * Ownership follows the berth handle: `stop()` and `destroy()` act only when this process
+ * owns the container (it created it, also when the framework resumed it in the same process
+ * after `detach()`; or it `inherited` it from a dead owner after a cross-process resume); an
+ * adopted handle's `stop()`/`destroy()` touch nothing. Both are idempotent, and removals
+ * through several sessions of one process make one engine call.
  * Commands given as strings run under `sh -c` in `defaultWorkingDirectory` unless
  * `workingDirectory` says otherwise; relative file paths resolve against it too.
  */
@@ -71,13 +74,25 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     return `${base}/${path.replace(/^\.\//, '')}`;
   }
 
+  /**
+   * Starts `sh -c <command>` (see `Session.spawn`). When `abortSignal` fires the process tree
+   * is killed and `wait()`, `stdout` and `stderr` reject with `abortSignal.reason` (the
+   * caller's own value), as the AI SDK's `SandboxSession.spawn` contract says; a spawn aborted
+   * before it started rejects with it too.
+   */
   readonly spawn = async (options: ProcessOptions): Promise<SandboxProcess> => {
-    const process: ExecProcess = await this.#session.spawn(['sh', '-c', options.command], {
-      cwd: this.#path(options.workingDirectory ?? this.defaultWorkingDirectory),
-      ...(options.env ? { env: options.env } : {}),
-      ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
-    });
-    return process;
+    const { abortSignal } = options;
+    let process: ExecProcess;
+    try {
+      process = await this.#session.spawn(['sh', '-c', options.command], {
+        cwd: this.#path(options.workingDirectory ?? this.defaultWorkingDirectory),
+        ...(options.env ? { env: options.env } : {}),
+        ...(abortSignal ? { abortSignal } : {}),
+      });
+    } catch (error) {
+      throw abortReason(error, abortSignal);
+    }
+    return rejectWithAbortReason(process, abortSignal);
   };
 
   readonly run = async (options: ProcessOptions): Promise<{ exitCode: number; stdout: string; stderr: string }> => {
@@ -95,11 +110,18 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     return bytes === null ? null : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
 
+  /**
+   * The file as text (`encoding`, default UTF-8), or `null` when absent; `startLine`/`endLine`
+   * cut it exactly as the AI SDK's `extractLines` (see {@link sliceLines}). A bad bound or an
+   * unknown encoding is `E_INVALID_ARGUMENT` before the file is read.
+   */
   readonly readTextFile = async (options: TextReadOptions): Promise<string | null> => {
     const { path, abortSignal, encoding = 'utf-8', startLine, endLine } = options;
+    checkLineRange(startLine, endLine);
+    const text = decoder(encoding);
     const bytes = await this.#session.readFile(this.#path(path), abortSignal ? { abortSignal } : {});
     if (bytes === null) return null;
-    return sliceLines(new TextDecoder(encoding).decode(bytes), startLine, endLine);
+    return sliceLines(text.decode(bytes), startLine, endLine);
   };
 
   readonly writeFile = async ({ path, content, abortSignal }: StreamWriteOptions): Promise<void> =>
@@ -195,5 +217,14 @@ function encodeText(content: string, encoding: string | undefined): Uint8Array {
   const name = (encoding ?? 'utf-8').toLowerCase();
   if (name === 'utf-8' || name === 'utf8') return Buffer.from(content, 'utf8');
   if (Buffer.isEncoding(name)) return Buffer.from(content, name);
-  throw new RangeError(`writeTextFile: unsupported encoding ${encoding}`);
+  invalid('encoding', `unsupported encoding ${String(encoding)}`);
+}
+
+/** A `TextDecoder` for `encoding`; an encoding it does not know is `E_INVALID_ARGUMENT`. */
+function decoder(encoding: string): InstanceType<typeof TextDecoder> {
+  try {
+    return new TextDecoder(encoding);
+  } catch {
+    invalid('encoding', `unsupported encoding ${String(encoding)}`);
+  }
 }

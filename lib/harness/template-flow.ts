@@ -64,11 +64,13 @@ export async function createFromTemplate(input: {
   spec: ProviderSpec;
   where: EngineOptions;
   abortSignal?: AbortSignal;
+  /** The sessions' (and the builder's) `removeAfterStopMs`; not part of the template key. */
+  removeAfterStopMs?: number | undefined;
   firstCreate: (builder: Session) => Promise<void>;
 }): Promise<Session> {
-  const { identity, sessionId, spec, where, abortSignal, firstCreate } = input;
+  const { identity, sessionId, spec, where, abortSignal, firstCreate, removeAfterStopMs } = input;
   const key = templateKey(identity, spec);
-  const signal = abortSignal ? { abortSignal } : {};
+  const signal = { ...(abortSignal ? { abortSignal } : {}), ...(removeAfterStopMs === undefined ? {} : { removeAfterStopMs }) };
   for (;;) {
     if (await templateExists(key, where)) {
       try {

@@ -1,34 +1,40 @@
+import { invalid } from '../validate';
+
 /**
- * Lines `startLine` to `endLine` (1-based, inclusive) of `text`. An `endLine` past the last
- * line returns through the end of the text without error; a `startLine` past it returns `''`.
- * Line breaks (`\n`, with `\r\n` kept as is) are preserved inside the range.
+ * Lines `startLine` to `endLine` of `text`, exactly as the AI SDK's own helper
+ * (`extractLines` in `@ai-sdk/provider-utils`) cuts them, so a harness reading a range through
+ * berth gets what it would get from any other sandbox:
  *
- * @throws RangeError when a bound is not a positive integer, or `endLine < startLine`.
+ * - 1-based and inclusive; a `startLine` below 1 counts as 1; an `endLine` past the last line
+ *   stops at the end of the text; an `endLine` before `startLine` gives `''`.
+ * - The text's line break is detected once (`\r\n` if it has one, else `\n`, else `\r`), the
+ *   lines are joined with it, and the last line of the range has **no** trailing line break
+ *   (`'a\nb\nc\n'`, lines 2 to 3: `'b\nc'`).
+ * - Neither bound given: the whole text, unchanged.
+ *
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` when a bound is given but is not a safe
+ *   integer (`NaN`, `1.5`, a string...).
  */
 export function sliceLines(text: string, startLine?: number, endLine?: number): string {
-  if (startLine === undefined && endLine === undefined) return text;
-  const start = startLine ?? 1;
-  for (const [name, value] of [['startLine', start], ['endLine', endLine]] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
-      throw new RangeError(`readTextFile: ${name} must be a positive integer, got ${String(value)}`);
+  checkLineRange(startLine, endLine);
+  if (startLine == null && endLine == null) return text;
+  const lineEnding = text.includes('\r\n') ? '\r\n' : text.includes('\n') ? '\n' : text.includes('\r') ? '\r' : '\n';
+  const lines = text.split(lineEnding);
+  const start = Math.max(1, startLine ?? 1) - 1;
+  const end = Math.min(lines.length, endLine ?? lines.length);
+  return lines.slice(start, end).join(lineEnding);
+}
+
+/**
+ * Checks `startLine`/`endLine` as {@link sliceLines} takes them (each absent, or a safe
+ * integer), so that a bad bound is refused before the file is read.
+ *
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` naming the bound.
+ */
+export function checkLineRange(startLine: unknown, endLine: unknown): void {
+  for (const [name, value] of [['startLine', startLine], ['endLine', endLine]] as const) {
+    if (value !== undefined && value !== null && !Number.isSafeInteger(value)) {
+      invalid(name, `expected an integer line number, got ${typeof value === 'number' ? String(value) : typeof value}`);
     }
   }
-  if (endLine !== undefined && endLine < start) {
-    throw new RangeError(`readTextFile: endLine (${endLine}) is before startLine (${start})`);
-  }
-  // Offsets of each line's first character.
-  let offset = 0;
-  for (let line = 1; line < start; line++) {
-    const next = text.indexOf('\n', offset);
-    if (next === -1) return '';
-    offset = next + 1;
-  }
-  if (endLine === undefined) return text.slice(offset);
-  let end = offset;
-  for (let line = start; line <= endLine; line++) {
-    const next = text.indexOf('\n', end);
-    if (next === -1) return text.slice(offset);
-    end = next + 1;
-  }
-  return text.slice(offset, end);
 }

@@ -18,18 +18,20 @@ describe('@berth/core from CommonJS', () => {
     expect(typeof harness.createDockerSandboxProvider).toBe('function');
   });
 
-  it('creates, resumes (adopted) and removes a session; errors are the classes require() exports', async () => {
+  it('creates, resumes (sharing the duty) and removes a session; errors are the classes require() exports', async () => {
     const sessionId = uniqueId('cjs');
     const session = await berth.createSession({ sessionId, image: IMAGE, labels: runLabels() });
     try {
       const refused = await berth.createSession({ sessionId, image: IMAGE, labels: runLabels() }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(berth.SessionExistsError);
-      const adopted = await berth.resumeSession({ sessionId });
-      expect(adopted.ownership).toBe('adopted');
-      await expect(adopted.remove()).resolves.toEqual({ removed: false, reason: 'not-owner' });
+      // Same process: the resumed handle shares the creator's duty.
+      const resumed = await berth.resumeSession({ sessionId });
+      expect(resumed.ownership).toBe('created');
+      await expect(resumed.remove()).resolves.toEqual({ removed: true });
     } finally {
-      await expect(session.remove()).resolves.toEqual({ removed: true });
+      await session.remove();
     }
+    await expect(session.remove()).resolves.toEqual({ removed: false, reason: 'already-removed' });
     expect(await berth.peek(sessionId)).toBeNull();
   });
 

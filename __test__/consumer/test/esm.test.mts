@@ -28,7 +28,7 @@ describe('@berth/core from ESM', () => {
     );
   });
 
-  it('creates, refuses a second create, resumes (adopted, remove a no-op) and removes a session', async () => {
+  it('creates, refuses a second create, resumes (sharing this process\'s duty) and removes a session once', async () => {
     const sessionId = uniqueId('esm');
     const session: Session = await createSession({ sessionId, image: IMAGE, labels: runLabels() });
     try {
@@ -37,13 +37,15 @@ describe('@berth/core from ESM', () => {
       expect([exitCode, stdout.toString()]).toEqual([0, 'hi\n']);
       const refused = await createSession({ sessionId, image: IMAGE, labels: runLabels() }).catch((e: unknown) => e);
       expect(SessionExistsError.isInstance(refused)).toBe(true);
-      const adopted = await resumeSession({ sessionId });
-      expect([adopted.ownership, adopted.id]).toEqual(['adopted', session.id]);
-      await expect(adopted.remove()).resolves.toEqual({ removed: false, reason: 'not-owner' });
+      // The same process resumes: the handle shares the creator's duty to remove.
+      const resumed = await resumeSession({ sessionId });
+      expect([resumed.ownership, resumed.id]).toEqual(['created', session.id]);
       expect((await peek(sessionId))?.state).toBe('running');
+      await expect(resumed.remove()).resolves.toEqual({ removed: true });
     } finally {
-      await expect(session.remove()).resolves.toEqual({ removed: true });
+      await session.remove();
     }
+    await expect(session.remove()).resolves.toEqual({ removed: false, reason: 'already-removed' });
     expect(await peek(sessionId)).toBeNull();
   });
 
@@ -61,7 +63,7 @@ describe('@berth/core from ESM', () => {
     } finally {
       await expect(owner.remove()).resolves.toEqual({ removed: true });
     }
-    await expect(other.peek()).resolves.toBeNull();
+    await expect(other.peek()).resolves.toBeUndefined();
   });
 
   it('the harness provider creates and destroys a session', async () => {

@@ -83,6 +83,7 @@ pub use lifecycle::verify::VerifySpec;
 pub use model::drift::{DriftSpec, OnDrift, ResumeFields};
 pub use model::findings::{Finding, Kind as FindingKind};
 pub use model::identity::{liveness, Liveness, Owner};
+pub use model::lifetime::MAX_RETENTION_MS;
 pub use model::naming::{container_name, DEFAULT_PREFIX};
 pub use model::pull::{validate_platform, ProgressSink, PullProgress};
 pub use model::spec::{validate_writable_paths, whole_number, CreateSpec, Limits, Mount, Security};

@@ -1,4 +1,7 @@
-//! Session: one handle on one container, with the duty to remove it when this handle owns it.
+//! Session: one handle on one container, sharing this process's duty to remove it when the
+//! process owns it (see [`process_duty`]).
+
+use std::sync::Arc;
 
 use tokio::sync::{Mutex, OnceCell};
 use tokio_util::sync::CancellationToken;
@@ -19,17 +22,20 @@ use crate::model::identity::Owner;
 use crate::model::spec::validate_port;
 use crate::ownership::hold;
 
+pub(crate) mod process_duty;
+use process_duty::Shared;
+
 /// Default grace period of `stop()` before SIGKILL, in milliseconds.
 pub(crate) const DEFAULT_STOP_TIMEOUT_MS: u64 = 10_000;
 
 /// How this handle came to hold its container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ownership {
-    /// This handle created the container: it must remove it.
+    /// This process created the container: it must remove it (through any of its handles).
     Created,
-    /// This handle resumed someone else's container: it removes nothing unless forced.
+    /// This handle resumed another process's container: it removes nothing unless forced.
     Adopted,
-    /// This handle took over a dead owner's duty to remove.
+    /// This process took over a dead owner's duty to remove.
     Inherited,
 }
 
@@ -46,7 +52,7 @@ impl Ownership {
 
 /// Whether the container of a handle is still to be removed by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Duty {
+pub(crate) enum Duty {
     /// Live container; removal is this handle's duty when it owns it.
     Holding,
     /// A removal through this handle finished.
@@ -100,7 +106,9 @@ pub struct Session {
     pub verification: Option<crate::model::verification::Verification>,
     /// What a recreation lost and kept, for a handle made by `recreateSession`.
     pub replaced: Option<crate::ownership::replaced::Replaced>,
-    state: Mutex<State>,
+    /// Shared by every handle of this process on the container when this process holds its
+    /// duty (see [`process_duty`]).
+    state: Arc<Mutex<State>>,
     /// The container user's ids and mount table, learned on the first file call.
     fs: OnceCell<FsContext>,
     /// The file channel, opened on the first small read or write.
@@ -108,10 +116,23 @@ pub struct Session {
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
-struct State {
+pub(crate) struct State {
     duty: Duty,
     /// The volume name of this handle's holder (or duty) record, until released.
     record: Option<String>,
+}
+
+impl State {
+    /// Whether a removal of the container finished.
+    pub(crate) fn is_done(&self) -> bool {
+        self.duty == Duty::Done
+    }
+
+    /// Records that the container is gone (removed, or found absent).
+    pub(crate) fn mark_done(&mut self) {
+        self.duty = Duty::Done;
+        self.record = None;
+    }
 }
 
 impl Session {
@@ -134,10 +155,10 @@ impl Session {
             drift: Vec::new(),
             verification: None,
             replaced: None,
-            state: Mutex::new(State {
+            state: Arc::new(Mutex::new(State {
                 duty: Duty::Holding,
                 record: None,
-            }),
+            })),
             fs: OnceCell::new(),
             channel: ChannelSlot::default(),
         }
@@ -147,10 +168,33 @@ impl Session {
     pub fn with_record(self, record: Option<String>, drift: Vec<String>) -> Self {
         Session {
             drift,
-            state: Mutex::new(State {
+            state: Arc::new(Mutex::new(State {
                 duty: Duty::Holding,
                 record,
-            }),
+            })),
+            ..self
+        }
+    }
+
+    /// Records this owning handle's duty as the process's (see [`process_duty`]), with
+    /// the session's `removeAfterStopMs`, so that later handles of this process share it.
+    /// An adopted handle is returned unchanged.
+    pub fn into_process_duty(self, retention_ms: Option<u64>) -> Self {
+        if self.owns() {
+            let shared = Shared {
+                ownership: self.ownership,
+                state: self.state.clone(),
+            };
+            process_duty::register(&self.id, shared, retention_ms);
+        }
+        self
+    }
+
+    /// The same handle, sharing the duty `shared` this process holds for its container.
+    pub fn with_shared_duty(self, shared: Shared) -> Self {
+        Session {
+            ownership: shared.ownership,
+            state: shared.state,
             ..self
         }
     }
@@ -182,8 +226,9 @@ impl Session {
 
     /// Removes the container by id when this handle owns it (or `force`).
     ///
-    /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls wait
-    /// for each other: one engine call; later calls resolve `already-removed` without one.
+    /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls, through
+    /// this handle or any other handle of this process sharing its duty, wait for each other:
+    /// one engine call; later calls resolve `already-removed` without one.
     /// A failure rejects and keeps the duty (in this handle and in its record), so a retry,
     /// or a reaper run after this process died, removes. Adopted without `force`: no engine
     /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
@@ -203,8 +248,8 @@ impl Session {
             });
         }
         let outcome = crate::ownership::removal::remove_by_id(&self.engine, &self.id).await?;
-        state.duty = Duty::Done;
-        state.record = None;
+        state.mark_done();
+        process_duty::forget(&self.id);
         Ok(match outcome {
             Removal::Removed => RemoveOutcome {
                 removed: true,
@@ -249,7 +294,9 @@ impl Session {
     /// Stops the container by id when this handle owns it (or `force`).
     ///
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
-    /// no engine call, `not-owner`.
+    /// no engine call, `not-owner`. An owner's stop of a session created with
+    /// `removeAfterStopMs` arms this process's removal timer
+    /// ([`process_duty::arm_after_stop`]).
     /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
         let state = self.state.lock().await;
@@ -273,10 +320,15 @@ impl Session {
             )
             .await?
             {
-                Stop::Stopped => StopOutcome {
-                    stopped: true,
-                    reason: None,
-                },
+                Stop::Stopped => {
+                    if self.owns() {
+                        process_duty::arm_after_stop(&self.engine, &self.id);
+                    }
+                    StopOutcome {
+                        stopped: true,
+                        reason: None,
+                    }
+                }
                 Stop::Absent => StopOutcome {
                     stopped: false,
                     reason: Some("absent"),

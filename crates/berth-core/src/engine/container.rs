@@ -186,6 +186,9 @@ pub(crate) struct Facts {
     pub caller_labels: std::collections::HashMap<String, String>,
     /// Creation time as the engine reports it (RFC 3339).
     pub created_at: String,
+    /// `State.FinishedAt` as the engine reports it (RFC 3339; the zero time or empty when it
+    /// never stopped).
+    pub finished_at: String,
     /// berth's labels, when managed.
     pub managed: Option<ManagedLabels>,
     /// Published ports: `"8080/tcp"` -> `"127.0.0.1:49153"` (first binding of each).
@@ -233,6 +236,11 @@ impl Facts {
             image_id: c.image.clone().unwrap_or_default(),
             caller_labels: labels::caller_labels(label_map),
             created_at: c.created.clone().unwrap_or_default(),
+            finished_at: c
+                .state
+                .as_ref()
+                .and_then(|s| s.finished_at.clone())
+                .unwrap_or_default(),
             managed: labels::decode(label_map),
             ports,
         }
@@ -241,6 +249,13 @@ impl Facts {
     /// The recorded owner, when managed and fully labelled.
     pub fn owner(&self) -> Option<&Owner> {
         self.managed.as_ref().and_then(|m| m.owner.as_ref())
+    }
+
+    /// Whether this session has expired at `now` (stopped longer than its
+    /// `removeAfterStopMs`; see [`crate::model::lifetime`]).
+    pub fn expired(&self, now: std::time::SystemTime) -> bool {
+        let retention = self.managed.as_ref().and_then(|m| m.remove_after_stop_ms);
+        crate::model::lifetime::expired(retention, self.state, &self.finished_at, now)
     }
 
     /// The owner as JSON (`PeekResult.owner`), `null` when unknown.

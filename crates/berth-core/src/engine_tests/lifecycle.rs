@@ -178,12 +178,16 @@ async fn resume_restarts_a_stopped_session_and_keeps_its_files() {
     )
     .await
     .unwrap();
-    assert_eq!((r.ownership, &r.id), (Ownership::Adopted, &s.id));
+    // The creating process's resume shares its duty to remove.
+    assert_eq!((r.ownership, &r.id), (Ownership::Created, &s.id));
     let out = r
         .exec(&argv("cat /tmp/f"), &Default::default(), &never)
         .await
         .unwrap();
     assert_eq!(out.stdout, b"kept\n");
-    assert_eq!(r.remove(false).await.unwrap().reason, Some("not-owner"));
-    assert!(s.remove(false).await.unwrap().removed);
+    assert!(r.remove(false).await.unwrap().removed);
+    assert_eq!(
+        s.remove(false).await.unwrap().reason,
+        Some("already-removed")
+    );
 }

@@ -85,7 +85,9 @@ pub async fn create_session(
         owner.cloned(),
     );
     match guard(cancel, OPERATION, finish(&engine, &session, spec, &labels)).await {
-        Ok(record) => Ok(session.with_record(record, Vec::new())),
+        Ok(record) => Ok(session
+            .with_record(record, Vec::new())
+            .into_process_duty(spec.remove_after_stop_ms)),
         Err(first) => Err(rollback(&engine, &id, first).await),
     }
 }

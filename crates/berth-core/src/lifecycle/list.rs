@@ -99,13 +99,28 @@ pub(crate) async fn survey(
 /// Lists the managed sessions in `scope` with their holders.
 ///
 /// Engine calls: `GET /containers/json?all=true&filters=...`, `GET /containers/{id}/json`
-/// each, `GET /volumes?filters={"label":["dev.berth.record"]}`. Changes nothing.
+/// each, `GET /volumes?filters={"label":["dev.berth.record"]}`. Changes nothing, except that
+/// an expired session (stopped longer than its `removeAfterStopMs`, see [`crate::model::lifetime`])
+/// is removed, whatever its owner's liveness, and not listed (`DELETE /containers/{id}` and
+/// its records; a failed removal lists it as it is).
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
 pub async fn list_sessions(scope: &Scope, engine_opts: &EngineOptions) -> Result<Vec<Listing>> {
     scope.filters()?;
     let engine = connection::connect(engine_opts).await?;
-    Ok(survey(&engine, scope)
-        .await?
+    let now = std::time::SystemTime::now();
+    let mut live = Vec::new();
+    for (f, recs) in survey(&engine, scope).await? {
+        if f.expired(now)
+            && matches!(
+                crate::lifecycle::expiry::remove_if_expired(&engine, &f.id).await,
+                Ok(true)
+            )
+        {
+            continue;
+        }
+        live.push((f, recs));
+    }
+    Ok(live
         .into_iter()
         .map(|(f, recs)| {
             let duty_generation = duty(f.owner(), &recs.holds).generation();

@@ -2,6 +2,7 @@
 //! peek, list, reap, templates, legacy adoption). The top layer: may import every other folder.
 
 pub mod create;
+pub mod expiry;
 pub mod legacy;
 pub mod list;
 pub mod opening;

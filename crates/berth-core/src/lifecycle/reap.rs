@@ -10,9 +10,11 @@ use std::collections::HashSet;
 use crate::engine::calls::Removal;
 use crate::engine::connection::{self, Engine, EngineOptions};
 use crate::engine::container::inspect;
+use crate::lifecycle::expiry::remove_if_expired;
 use crate::lifecycle::list::{survey, Scope};
 use crate::model::errors::Result;
 use crate::model::identity::liveness;
+use crate::model::lifetime::EXPIRED;
 use crate::ownership::holders::{verdict, Verdict};
 use crate::ownership::records;
 use crate::ownership::removal::remove_by_id;
@@ -27,7 +29,8 @@ pub struct ReapEntry {
     pub name: String,
     /// Session id from its labels.
     pub session_id: Option<String>,
-    /// Removed: `owner-dead`, `incomplete`. Kept: `owner-alive`, `owner-unknown`, `held`,
+    /// Removed: `owner-dead`, `incomplete`, `expired` (stopped longer than its
+    /// `removeAfterStopMs`, whatever its owner's liveness). Kept: `owner-alive`, `owner-unknown`, `held`,
     /// `remove-failed` (the engine refused; the next run tries again).
     pub reason: String,
 }
@@ -57,7 +60,7 @@ pub struct SettledReplacement {
     pub outcome: &'static str,
 }
 
-/// Reaps orphans in `scope`.
+/// Reaps orphans in `scope`, and expired sessions of any owner (see [`crate::model::lifetime`]).
 ///
 /// First, recreations cut short by a dead process (see [`crate::ownership::replacement`]) whose records
 /// carry the scope's labels are finished or rolled back, so that exactly one container stays
@@ -83,6 +86,7 @@ pub async fn reap_orphans(
     }
     let surveyed = survey(&engine, scope).await?;
     let seen: HashSet<String> = surveyed.iter().map(|(f, _)| f.id.clone()).collect();
+    let now = std::time::SystemTime::now();
     for (f, recs) in surveyed {
         let mut entry = ReapEntry {
             id: f.id.clone(),
@@ -90,6 +94,21 @@ pub async fn reap_orphans(
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
             reason: String::new(),
         };
+        if f.expired(now) {
+            entry.reason = EXPIRED.into();
+            match dry_run {
+                true => report.removed.push(entry),
+                false => match remove_if_expired(&engine, &f.id).await {
+                    Ok(true) => report.removed.push(entry),
+                    Ok(false) => {}
+                    Err(_) => {
+                        entry.reason = "remove-failed".into();
+                        report.kept.push(entry);
+                    }
+                },
+            }
+            continue;
+        }
         match verdict(recs.ready, f.owner(), &recs.holds, &liveness) {
             Verdict::Keep(why) => {
                 entry.reason = why.into();

@@ -321,6 +321,8 @@ async fn replace(
     if remove_by_id(engine, old_id).await.is_err() {
         crate::ownership::cleanup::defer(engine, old_id);
     }
+    crate::session::process_duty::forget(old_id);
+    let session = session.into_process_duty(r.spec.remove_after_stop_ms);
     Ok((session, replaced))
 }
 

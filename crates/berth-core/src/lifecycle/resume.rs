@@ -36,6 +36,9 @@ pub struct ResumeSpec {
     pub exclusive: bool,
     /// Take the duty to remove over when its holder is dead.
     pub take_over: bool,
+    /// The drop-in's per-handle rule: never share this process's duty (the handle is
+    /// `adopted` even in the process that created the container).
+    pub per_handle: bool,
     /// Fields to compare with the creation digests.
     pub spec: Option<DriftSpec>,
     /// What drift does.
@@ -47,14 +50,19 @@ pub struct ResumeSpec {
 
 /// Adopts the existing container of a session, starting or unpausing it as needed.
 ///
-/// The filesystem of a stopped container is kept. The handle is `adopted` (it stops and
-/// removes nothing unless forced; its `release()` drops its holder record) or, with
+/// The filesystem of a stopped container is kept. In a process that holds the session's duty
+/// to remove (it created the container, or inherited it; see [`crate::session::process_duty`]) the
+/// handle shares that duty: same ownership as the first handle, no holder record of its own,
+/// and removals through either coalesce into one engine call. Otherwise the handle is
+/// `adopted` (it stops and removes nothing unless forced; its `release()` drops its holder
+/// record) or, with
 /// `take_over` when the duty holder (the creator, or the last inheritor) is dead,
 /// `inherited`: its `remove()` removes the container. Every handle is recorded as a
 /// holder before the container is started or unpaused.
 ///
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND` (absent or
-/// being removed), `E_FOREIGN_CONTAINER` (not berth's, or another session's),
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND` (absent, being
+/// removed, or removed meanwhile through another handle of this process),
+/// `E_FOREIGN_CONTAINER` (not berth's, or another session's),
 /// `E_SESSION_BUSY` (`reason: 'initialising'`: setup still running under a live or
 /// unknown owner; `'held'`: `exclusive` and another live or unknown holder; `'taken-over'`:
 /// another process won the take-over), `E_SESSION_INCOMPLETE` (setup never finished and
@@ -192,15 +200,20 @@ async fn adopt(
         }
     }
 
-    // Take the duty over from a dead holder, or record this handle as an adopter.
-    let (ownership, record) = match (spec.take_over, identity::current()) {
-        (true, Some(me)) => match take_over(engine, &f, &recs.holds, me).await? {
+    // Share this process's duty, take it over from a dead holder, or record an adopter.
+    let shared = (!spec.per_handle)
+        .then(|| crate::session::process_duty::lookup(&f.id))
+        .flatten();
+    let (ownership, record) = match (&shared, spec.take_over, identity::current()) {
+        (Some(s), _, _) => (s.ownership, None),
+        (None, true, Some(me)) => match take_over(engine, &f, &recs.holds, me).await? {
             TakeOver::Won(volume) => (Ownership::Inherited, Some(volume)),
             TakeOver::Held(holder) => return Err(busy("taken-over", holder.as_ref())),
             TakeOver::Adopt => adopt_record(engine, &f).await?,
         },
         _ => adopt_record(engine, &f).await?,
     };
+    let retention_ms = managed.remove_after_stop_ms;
     let release_on = |e: Error| async {
         if let Some(r) = &record {
             if let Err(cleanup) = hold::release(engine, r).await {
@@ -217,12 +230,21 @@ async fn adopt(
                 return Err(busy("held", other));
             }
         }
+        // A removal through another handle of this process wins over this resume.
+        let removing = match &shared {
+            Some(s) => Some(s.state.lock().await),
+            None => None,
+        };
+        if removing.as_ref().is_some_and(|s| s.is_done()) {
+            return Err(not_found());
+        }
         wake(engine, &f).await.map_err(|e| match e {
             Error::Engine {
                 status: Some(404), ..
             } => not_found(),
             e => e,
         })?;
+        drop(removing);
         if !spec.verify {
             return Ok(None);
         }
@@ -248,6 +270,10 @@ async fn adopt(
         f.owner().cloned(),
     )
     .with_record(record, drift);
+    let session = match shared {
+        Some(s) => session.with_shared_duty(s),
+        None => session.into_process_duty(retention_ms),
+    };
     Ok(match verification {
         Some(v) => session.with_verification(v),
         None => session,

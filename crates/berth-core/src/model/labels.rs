@@ -52,6 +52,12 @@ pub(crate) const DIGEST_FIELDS: [&str; 8] = [
     "entrypoint",
 ];
 
+/// The session's `removeAfterStopMs` (decimal milliseconds), when it was created with one:
+/// a stopped container expires that long after its stop (see [`crate::model::lifetime`]). Added
+/// within schema 1: a reader that does not know the key ignores it, its absence means no
+/// retention, so old and new containers decode the same way.
+pub const REMOVE_AFTER_STOP_MS: &str = "dev.berth.remove-after-stop-ms";
+
 /// Labels that mark an engine-side record (volume) belonging to a container.
 pub(crate) const RECORD_KIND: &str = "dev.berth.record";
 /// The container id a record belongs to.
@@ -72,6 +78,8 @@ pub(crate) struct ManagedLabels {
     pub digests: BTreeMap<String, String>,
     /// Digest salt.
     pub salt: String,
+    /// `removeAfterStopMs` in milliseconds, when set at creation (see [`REMOVE_AFTER_STOP_MS`]).
+    pub remove_after_stop_ms: Option<u64>,
 }
 
 /// The labels to create a container with: caller labels first, then berth's.
@@ -96,6 +104,9 @@ pub(crate) fn encode(
     }
     l.insert(VERSION.into(), env!("CARGO_PKG_VERSION").into());
     l.insert(CREATED_AT.into(), created_at.into());
+    if let Some(ms) = spec.remove_after_stop_ms {
+        l.insert(REMOVE_AFTER_STOP_MS.into(), ms.to_string());
+    }
     for field in DIGEST_FIELDS {
         l.insert(
             format!("{DIGEST_PREFIX}{field}"),
@@ -146,6 +157,9 @@ pub(crate) fn decode(labels: &HashMap<String, String>) -> Option<ManagedLabels> 
         owner,
         digests,
         salt: labels.get(DIGEST_SALT).cloned().unwrap_or_default(),
+        remove_after_stop_ms: labels
+            .get(REMOVE_AFTER_STOP_MS)
+            .and_then(|v| v.parse().ok()),
     })
 }
 
@@ -229,6 +243,21 @@ mod tests {
         assert_eq!(d.owner, Some(owner()));
         assert_eq!(d.digests.len(), DIGEST_FIELDS.len());
         assert_eq!(d.digests["env"], field_digest(&d.salt, "env", &spec()));
+        assert_eq!(d.remove_after_stop_ms, None);
+        assert!(!l.contains_key(REMOVE_AFTER_STOP_MS));
+    }
+
+    #[test]
+    fn retention_round_trips_and_a_bad_value_is_no_retention() {
+        let s = CreateSpec {
+            remove_after_stop_ms: Some(600_000),
+            ..spec()
+        };
+        let mut l = encode(&s, "s", "berth", Some(&owner()), "t");
+        assert_eq!(l[REMOVE_AFTER_STOP_MS], "600000");
+        assert_eq!(decode(&l).unwrap().remove_after_stop_ms, Some(600_000));
+        l.insert(REMOVE_AFTER_STOP_MS.into(), "-1".into());
+        assert_eq!(decode(&l).unwrap().remove_after_stop_ms, None);
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod errors;
 pub mod findings;
 pub mod identity;
 pub mod labels;
+pub mod lifetime;
 pub mod naming;
 pub mod pull;
 pub mod spec;

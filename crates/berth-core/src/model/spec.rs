@@ -91,6 +91,9 @@ pub struct CreateSpec {
     pub platform: Option<String>,
     /// Receives image pull progress when the image has to be pulled.
     pub on_pull_progress: Option<crate::model::pull::ProgressSink>,
+    /// Remove the container once it has been stopped this long, in milliseconds (at most
+    /// [`crate::model::lifetime::MAX_RETENTION_MS`]); `None`: a stopped session stays until removed.
+    pub remove_after_stop_ms: Option<u64>,
 }
 
 impl CreateSpec {
@@ -108,6 +111,15 @@ impl CreateSpec {
             validate_prefix(p)?;
         }
         validate_image(&self.image)?;
+        if self
+            .remove_after_stop_ms
+            .is_some_and(|ms| ms > crate::model::lifetime::MAX_RETENTION_MS)
+        {
+            return Err(Error::invalid(
+                "removeAfterStopMs",
+                "must be an integer number of milliseconds in 0..2592000000 (30 days)",
+            ));
+        }
         if let Some(w) = &self.work_dir {
             validate_container_path("workDir", w)?;
         }

@@ -1,0 +1,147 @@
+//! Lifetime: when a stopped session has expired (`removeAfterStopMs`). Pure: no engine calls.
+//!
+//! A session created with `removeAfterStopMs: n` carries `n` in its labels (see
+//! [`crate::model::labels::REMOVE_AFTER_STOP_MS`]). Once its container has been stopped (engine
+//! state `exited`, or `created` with a `State.FinishedAt`, or `dead`) for `n` milliseconds,
+//! it has expired: whoever finds it so (the owning process's own timer, any `reapOrphans` or
+//! `listSessions`) removes it, whatever its owner's liveness. A running, paused or restarting
+//! container never expires by this rule; starting it again resets the clock (a new stop sets a
+//! new `FinishedAt`).
+
+use std::time::{Duration, SystemTime};
+
+/// The longest retention a session may carry, in milliseconds (30 days).
+pub const MAX_RETENTION_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+
+/// The reason a removal for expiry reports (`reapOrphans`, `listSessions`).
+pub const EXPIRED: &str = "expired";
+
+/// Parses an engine timestamp (`State.FinishedAt`): RFC 3339 with up to nanosecond
+/// fractions, in UTC (`Z`) or with a numeric offset (`+01:00`, as Podman may send).
+/// `None` for the engine's zero time (`0001-01-01T00:00:00Z`: never finished), for times
+/// before 1970, and for anything unreadable.
+pub fn parse_engine_time(s: &str) -> Option<SystemTime> {
+    let s = s.trim();
+    if s.is_empty() || s.starts_with("0001-") {
+        return None;
+    }
+    if let Some(utc) = s.strip_suffix('Z').or_else(|| s.strip_suffix('z')) {
+        return humantime::parse_rfc3339(&format!("{utc}Z")).ok();
+    }
+    // A numeric offset: the last six characters are `+hh:mm` or `-hh:mm`.
+    let (base, offset) = s.split_at(s.len().checked_sub(6)?);
+    let sign = match offset.as_bytes().first()? {
+        b'+' => 1i64,
+        b'-' => -1i64,
+        _ => return None,
+    };
+    let hours: u64 = offset.get(1..3)?.parse().ok()?;
+    let minutes: u64 = offset.get(4..6)?.parse().ok()?;
+    if offset.as_bytes().get(3) != Some(&b':') || hours > 23 || minutes > 59 {
+        return None;
+    }
+    let local = humantime::parse_rfc3339(&format!("{base}Z")).ok()?;
+    let shift = Duration::from_secs(hours * 3600 + minutes * 60);
+    // Local time = UTC + offset, so UTC = local - offset.
+    if sign > 0 {
+        local.checked_sub(shift)
+    } else {
+        local.checked_add(shift)
+    }
+}
+
+/// Since when a container in engine state `state` (berth's state word: `exited`, `created`,
+/// `dead`, `running`, ...) has been stopped, from its `State.FinishedAt`. `None` when it is
+/// not stopped (running, paused, restarting, removing) or never ran to a stop.
+pub fn stopped_since(state: &str, finished_at: &str) -> Option<SystemTime> {
+    match state {
+        "exited" | "created" | "dead" => parse_engine_time(finished_at),
+        _ => None,
+    }
+}
+
+/// How long until a session with retention `retention_ms` (its label; `None`: no retention)
+/// expires, at `now`. `None`: it does not expire (no retention, or not stopped);
+/// `Some(Duration::ZERO)`: it has expired.
+pub fn time_left(
+    retention_ms: Option<u64>,
+    state: &str,
+    finished_at: &str,
+    now: SystemTime,
+) -> Option<Duration> {
+    let retention = Duration::from_millis(retention_ms?);
+    let since = stopped_since(state, finished_at)?;
+    let deadline = since.checked_add(retention)?;
+    Some(deadline.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Whether a session has expired at `now`; see [`time_left`].
+pub fn expired(retention_ms: Option<u64>, state: &str, finished_at: &str, now: SystemTime) -> bool {
+    time_left(retention_ms, state, finished_at, now) == Some(Duration::ZERO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> SystemTime {
+        humantime::parse_rfc3339(s).unwrap()
+    }
+
+    #[test]
+    fn engine_times() {
+        assert_eq!(
+            parse_engine_time("2026-12-01T16:52:00.123456789Z"),
+            Some(at("2026-12-01T16:52:00.123456789Z"))
+        );
+        assert_eq!(
+            parse_engine_time("2026-12-01T17:52:00.5+01:00"),
+            Some(at("2026-12-01T16:52:00.5Z"))
+        );
+        assert_eq!(
+            parse_engine_time("2026-12-01T14:22:00-02:30"),
+            Some(at("2026-12-01T16:52:00Z"))
+        );
+        assert_eq!(parse_engine_time("0001-01-01T00:00:00Z"), None);
+        assert_eq!(parse_engine_time(""), None);
+        assert_eq!(parse_engine_time("yesterday"), None);
+        assert_eq!(parse_engine_time("2026-12-01T16:52:00+1:00"), None);
+    }
+
+    #[test]
+    fn only_a_stopped_container_expires() {
+        let stop = "2026-12-01T16:00:00Z";
+        let later = at("2026-12-01T16:00:10Z");
+        assert!(expired(Some(10_000), "exited", stop, later));
+        assert!(expired(Some(0), "exited", stop, at(stop)));
+        assert!(expired(Some(5_000), "created", stop, later));
+        assert!(expired(Some(5_000), "dead", stop, later));
+        assert!(!expired(Some(10_001), "exited", stop, later));
+        assert!(!expired(Some(0), "running", stop, later));
+        assert!(!expired(Some(0), "paused", stop, later));
+        assert!(!expired(Some(0), "restarting", stop, later));
+        assert!(!expired(None, "exited", stop, later));
+        // Created and never started: no FinishedAt, no stop to count from.
+        assert!(!expired(Some(0), "created", "0001-01-01T00:00:00Z", later));
+    }
+
+    #[test]
+    fn time_left_counts_from_the_stop() {
+        let stop = "2026-12-01T16:00:00Z";
+        assert_eq!(
+            time_left(Some(60_000), "exited", stop, at("2026-12-01T16:00:45Z")),
+            Some(Duration::from_secs(15))
+        );
+        assert_eq!(
+            time_left(Some(60_000), "exited", stop, at("2026-12-01T16:05:00Z")),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(time_left(Some(60_000), "running", stop, at(stop)), None);
+        assert_eq!(time_left(None, "exited", stop, at(stop)), None);
+    }
+
+    #[test]
+    fn the_longest_retention_is_thirty_days() {
+        assert_eq!(MAX_RETENTION_MS, 2_592_000_000);
+    }
+}
