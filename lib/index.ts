@@ -83,6 +83,7 @@ export type {
   RemoveResult,
   ResumeSessionOptions,
   SessionListing,
+  SessionScope,
   SessionState,
   SpawnOptions,
   StopOptions,
