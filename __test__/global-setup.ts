@@ -1,5 +1,5 @@
+import { BerthError, engineInfo } from '../index.mjs';
 import { ENGINE_UP_ENV } from './helpers/engine-available.js';
-import { ping, resolveSocketPath } from './helpers/engine-http.mjs';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { expectNoRecordLeaks } from './helpers/records.mjs';
 import { initRunId, RUN_ENV } from './helpers/run-label.mjs';
@@ -11,20 +11,23 @@ import { ensureTestImage } from './helpers/test-image.mjs';
  * process of the run), one run id for the whole run (inherited by workers and their children),
  * the offline test image, and on teardown a leak check that fails the run.
  *
- * Without a reachable engine the engine tests are skipped locally; under CI (`CI=true`) that
- * is an error instead, so a CI run never passes on skipped engine tests.
+ * The engine is asked for through berth first (`engineInfo()`), so an engine that is not running
+ * reads as berth's `E_ENGINE_UNAVAILABLE` (what was tried, how to fix it). Without a reachable
+ * engine the engine tests are skipped locally; under CI (`CI=true`) that is an error instead, so
+ * a CI run never passes on skipped engine tests.
  */
 export default async function setup(): Promise<() => Promise<void>> {
   const id = initRunId();
   const pinned = pinTestEngine();
-  const engine = await ping();
+  const unreachable = await unreachableReason(pinned.socketPath);
+  const engine = unreachable === null;
   process.env[ENGINE_UP_ENV] = engine ? '1' : '0';
   if (engine) {
     await ensureTestImage();
   } else if (process.env.CI) {
-    throw new Error(`no container engine answers at ${resolveSocketPath()} (CI requires one)`);
+    throw new Error(`${unreachable} (CI requires an engine)`);
   } else {
-    console.warn(`[berth tests] no engine at ${resolveSocketPath()}: engine tests are skipped`);
+    console.warn(`[berth tests] ${unreachable}: engine tests are skipped`);
   }
   console.log(`[berth tests] ${RUN_ENV}=${id} engine=${pinned.engine} socket=${pinned.socketPath}`);
   return async () => {
@@ -38,4 +41,15 @@ export default async function setup(): Promise<() => Promise<void>> {
       throw error;
     }
   };
+}
+
+/** Null when berth reaches the engine at `socketPath`; else berth's `E_ENGINE_UNAVAILABLE: message`. */
+async function unreachableReason(socketPath: string): Promise<string | null> {
+  try {
+    await engineInfo({ socketPath });
+    return null;
+  } catch (error) {
+    if (!BerthError.isInstance(error) || error.code !== 'E_ENGINE_UNAVAILABLE') throw error;
+    return `${error.code}: ${error.message}`;
+  }
 }

@@ -6,21 +6,32 @@
 // Runs offline on the busybox test image, or on any local image given as BERTH_DEMO_IMAGE.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { BerthError, containerName, createSession, peek, resumeSession } from '../index.mjs';
+import { BerthError, containerName, createSession, engineInfo, peek, resumeSession } from '../index.mjs';
 import { ensureTestImage } from '../__test__/helpers/test-image.mjs';
 
 const self = fileURLToPath(import.meta.url);
 
-if (process.argv[2] === '--second') {
-  await second(process.argv[3], process.argv[4]);
-} else {
-  await first();
+try {
+  if (process.argv[2] === '--second') {
+    await second(process.argv[3], process.argv[4]);
+  } else {
+    await first();
+  }
+} catch (error) {
+  // A berth error is the answer a user needs (what was tried, the likely fix): its code and
+  // message, exit 1, no stack trace.
+  if (!BerthError.isInstance(error)) throw error;
+  console.error(`${error.code}: ${error.message}`);
+  process.exitCode = 1;
 }
 
 async function first() {
   const step = (/** @type {string} */ text) => console.log(`[owner, pid ${process.pid}] ${text}`);
+  // berth first: with no engine running, its E_ENGINE_UNAVAILABLE says what it tried and how to fix it.
+  const engine = await engineInfo();
+  step(`engine: ${engine.kind} ${engine.version} at ${engine.endpoint} (chosen by ${engine.strategy})`);
   step('preparing the image offline (busybox root filesystem imported into the engine; no pull)');
-  const image = process.env.BERTH_DEMO_IMAGE ?? (await ensureTestImage());
+  const image = process.env.BERTH_DEMO_IMAGE ?? (await ensureTestImage({ socketPath: unixSocketOf(engine.endpoint) }));
   const sessionId = `demo-${process.pid}`;
   step(`createSession("${sessionId}") -> container ${containerName(sessionId)}`);
   const session = await createSession({
@@ -50,6 +61,15 @@ async function first() {
   }
   step(`peek after removal -> ${JSON.stringify(await peek(sessionId))}`);
   step('done');
+}
+
+/**
+ * The socket path of a `unix://` endpoint, for the offline image helper (which speaks unix sockets only).
+ * @param {string} endpoint
+ */
+function unixSocketOf(endpoint) {
+  if (endpoint.startsWith('unix://')) return endpoint.slice('unix://'.length);
+  throw new Error(`the demo builds its image over a unix socket; berth reached ${endpoint}: set BERTH_DEMO_IMAGE to a local image instead`);
 }
 
 /**

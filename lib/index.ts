@@ -84,6 +84,7 @@ export type {
   RemoveResult,
   ResumeSessionOptions,
   SessionListing,
+  SessionScope,
   SessionState,
   SpawnOptions,
   StopOptions,

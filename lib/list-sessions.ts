@@ -2,8 +2,8 @@ import { loadBinding, type NativeBinding } from './binding';
 import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { toPeekResult } from './peek';
-import type { Holder, HolderRole, ListSessionsOptions, Liveness, SessionListing } from './types';
-import { compact, expectOptionalObject, expectOptionalString, expectOptionalStringRecord } from './validate';
+import type { Holder, HolderRole, ListSessionsOptions, Liveness, SessionListing, SessionScope } from './types';
+import { compact, expectOptionalBoolean, expectOptionalObject, expectOptionalString, expectOptionalStringRecord } from './validate';
 
 /**
  * Lists berth-managed sessions, each as {@link peek} reports it plus its holders: the
@@ -13,12 +13,13 @@ import { compact, expectOptionalObject, expectOptionalString, expectOptionalStri
  * id (`DELETE /containers/{id}?force=true&v=true` and its records) and not listed.
  *
  * Without `prefix` or `labels` it lists every berth-managed container the engine has; both
- * narrow it by exact label match (never a name filter).
+ * narrow it by exact label match (never a name filter). `includeUnmanaged` adds the containers
+ * under berth names that berth does not manage (see {@link ListSessionsOptions.includeUnmanaged}).
  *
  * Engine API: `GET /containers/json?all=true&filters={"label":["dev.berth.managed=true",…]}`,
  * `GET /containers/{id}/json` per container, `GET /volumes?filters={"label":["dev.berth.record"]}`.
  *
- * @param options `prefix`, `labels`, engine selection.
+ * @param options `prefix`, `labels`, `includeUnmanaged`, engine selection.
  * @returns One {@link SessionListing} per managed container, in the engine's order.
  * @throws {BerthError} with a code listed in the core's `list_sessions` doc
  *   (crates/berth-core/src/lifecycle/list.rs); each code's class and `details`: docs/design.md#errors.
@@ -32,7 +33,9 @@ import { compact, expectOptionalObject, expectOptionalString, expectOptionalStri
  * ```
  */
 export async function listSessions(options: ListSessionsOptions = {}): Promise<SessionListing[]> {
-  const native = scopeOptions(options);
+  const scope = scopeOptions(options);
+  expectOptionalBoolean(options.includeUnmanaged, 'includeUnmanaged');
+  const native = options.includeUnmanaged ? { ...scope, includeUnmanaged: true } : scope;
   const entries = await callNative(() => loadBinding().listSessions(native));
   return entries.map((e) => ({
     ...toPeekResult(e.session),
@@ -42,7 +45,7 @@ export async function listSessions(options: ListSessionsOptions = {}): Promise<S
 }
 
 /** Checks `prefix`, `labels` and engine selection; returns them without undefined members. */
-export function scopeOptions(options: ListSessionsOptions): NonNullable<Parameters<NativeBinding['listSessions']>[0]> {
+export function scopeOptions(options: SessionScope): NonNullable<Parameters<NativeBinding['reapOrphans']>[0]> {
   expectOptionalObject(options, 'options');
   expectOptionalString(options.prefix, 'prefix', { wellFormed: false });
   expectOptionalStringRecord(options.labels, 'labels');

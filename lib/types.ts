@@ -67,6 +67,12 @@ export interface EngineInfo {
   rootless: boolean;
   /** Whether the engine is reached over the network (published ports live on its host). */
   remote: boolean;
+  /**
+   * Which discovery rule chose the endpoint (see the README, "Choosing the engine"):
+   * `'socketPath option'`, `'engine option (podman): CONTAINER_HOST'`, `'DOCKER_HOST'`,
+   * `'CONTAINER_HOST'`, `'Docker context "colima"'`, `'Docker socket'`, `'rootless Podman socket'`, ...
+   */
+  strategy: string;
 }
 
 /**
@@ -164,16 +170,30 @@ export interface SessionListing extends PeekResult {
   dutyGeneration: number;
 }
 
-/** Options of {@link listSessions}. Both filters are exact label matches, never name filters. */
-export interface ListSessionsOptions extends EngineOptions {
+/** Which managed sessions {@link listSessions} and {@link reapOrphans} cover. Both filters are exact label matches, never name filters. */
+export interface SessionScope extends EngineOptions {
   /** Only sessions created with this prefix. @default every prefix */
   prefix?: string;
   /** Only sessions whose container carries all of these labels. @default no filter */
   labels?: Record<string, string>;
 }
 
+/** Options of {@link listSessions}: the scope, plus the containers berth does not manage. */
+export interface ListSessionsOptions extends SessionScope {
+  /**
+   * Also list containers under berth names that berth does not manage: a name of the shape
+   * berth derives under `prefix` (`'berth'` when none is given), `<prefix>-<id>-<8 hex digits>`,
+   * carrying `labels`, with no berth labels or with labels berth did not write (copied from an
+   * image). They come after the managed ones, with `managed: false`, `sessionId: null`,
+   * `owner: null`, `ready: false`, no holders and `dutyGeneration` 0. Engine API: one more
+   * `GET /containers/json?all=true` (filtered by `labels` only) and `GET /containers/{id}/json`
+   * per matching name. @default false
+   */
+  includeUnmanaged?: boolean;
+}
+
 /** Options of {@link reapOrphans}. */
-export interface ReapOptions extends ListSessionsOptions {
+export interface ReapOptions extends SessionScope {
   /** Report what would be removed and remove nothing. @default false */
   dryRun?: boolean;
 }

@@ -76,6 +76,8 @@ pub struct BindingEngineInfo {
     pub rootless: bool,
     /// Whether the engine is reached over the network.
     pub remote: bool,
+    /// Which discovery rule chose the endpoint (`DOCKER_HOST`, `Docker socket`, ...).
+    pub strategy: String,
 }
 
 impl From<EngineInfo> for BindingEngineInfo {
@@ -87,6 +89,7 @@ impl From<EngineInfo> for BindingEngineInfo {
             endpoint: i.endpoint,
             rootless: i.rootless,
             remote: i.remote,
+            strategy: i.strategy,
         }
     }
 }

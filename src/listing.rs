@@ -20,6 +20,8 @@ pub struct BindingListOptions {
     pub prefix: Option<Utf16String>,
     /// Only containers carrying all of these labels, exactly. @default none
     pub labels: Option<HashMap<String, String>>,
+    /// Also list containers under berth names that berth does not manage. @default false
+    pub include_unmanaged: Option<bool>,
     /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
     /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
@@ -173,23 +175,34 @@ pub fn list_sessions<'e>(
     let o = options.unwrap_or(BindingListOptions {
         prefix: None,
         labels: None,
+        include_unmanaged: None,
         socket_path: None,
         engine: None,
         connect_timeout_ms: None,
     });
+    let unmanaged = o.include_unmanaged.unwrap_or(false);
     let scope = scope(o.prefix, o.labels);
     let engine = engine_options(o.socket_path, o.engine, o.connect_timeout_ms);
     env.spawn_future(async move {
         let engine = js(engine)?;
         let list = js(berth_core::list_sessions(&scope, &engine).await)?;
-        Ok(list
+        let mut out: Vec<BindingListEntry> = list
             .into_iter()
             .map(|l: Listing| BindingListEntry {
                 session: l.peek.into(),
                 holders: l.holders.into_iter().map(holder_js).collect(),
                 duty_generation: u32::try_from(l.duty_generation).unwrap_or(u32::MAX),
             })
-            .collect())
+            .collect();
+        if unmanaged {
+            let others = js(berth_core::list_unmanaged(&scope, &engine).await)?;
+            out.extend(others.into_iter().map(|p| BindingListEntry {
+                session: p.into(),
+                holders: Vec::new(),
+                duty_generation: 0,
+            }));
+        }
+        Ok(out)
     })
 }
 

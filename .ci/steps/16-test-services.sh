@@ -3,7 +3,8 @@
 # (Debian's docker-registry on 127.0.0.1:5055, plain HTTP, for the pull tests) and socat
 # (the remote-engine test reaches the engine over tcp:// through it), and openssl (its TLS
 # variant makes a throwaway CA), and htpasswd (apache2-utils: the credential tests start a
-# registry that wants a password).
+# registry that wants a password), and tmux (the command line's terminal check renders `berth ls`
+# in an 80-column pane).
 set -euo pipefail
 REGISTRY_ADDR=127.0.0.1:5055
 CONF_DIR=/etc/berth-registry
@@ -15,6 +16,7 @@ command -v docker-registry >/dev/null || need+=(docker-registry)
 command -v socat >/dev/null || need+=(socat)
 command -v openssl >/dev/null || need+=(openssl)
 command -v htpasswd >/dev/null || need+=(apache2-utils)
+command -v tmux >/dev/null || need+=(tmux)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"

@@ -48,7 +48,7 @@ pub use engine::images::ensure_image_at;
 pub use engine::info::engine_info;
 pub use lifecycle::create::create_session;
 pub use lifecycle::legacy::adopt_unlabelled;
-pub use lifecycle::list::list_sessions;
+pub use lifecycle::list::{list_sessions, list_unmanaged};
 pub use lifecycle::peek::peek;
 pub use lifecycle::reap::reap_orphans;
 pub use lifecycle::recreate::recreate_session;

@@ -18,6 +18,9 @@ pub struct EngineInfo {
     pub rootless: bool,
     /// Whether the engine is reached over the network (its ports are published on its host).
     pub remote: bool,
+    /// Which discovery rule chose the endpoint (`socketPath option`, `DOCKER_HOST`,
+    /// `Docker context "x"`, `Docker socket`, ...).
+    pub strategy: String,
 }
 
 /// Connects as every operation does and describes the engine.
@@ -25,6 +28,8 @@ pub struct EngineInfo {
 /// Engine API: `GET /version` (once per endpoint per process), `GET /info`.
 /// Errors: `E_INVALID_ARGUMENT` (bad `engine`), `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
 pub async fn engine_info(options: &EngineOptions) -> Result<EngineInfo> {
+    // The rule connect() follows for these options (its cache is keyed by endpoint, not rule).
+    let strategy = connection::choose(options, &crate::engine::discovery::Host::current())?.source;
     let engine = connection::connect(options).await?;
     let security: Vec<String> = match engine.docker.info().await {
         Ok(info) => info.security_options.unwrap_or_default(),
@@ -41,6 +46,7 @@ pub async fn engine_info(options: &EngineOptions) -> Result<EngineInfo> {
         endpoint: engine.endpoint.clone(),
         rootless: is_rootless(&security),
         remote: engine.is_remote(),
+        strategy,
     })
 }
 

@@ -132,3 +132,85 @@ pub async fn list_sessions(scope: &Scope, engine_opts: &EngineOptions) -> Result
         })
         .collect())
 }
+
+/// Containers under berth names that berth does not manage (`listSessions({ includeUnmanaged })`):
+/// a name of the shape berth derives under the scope's prefix (`berth` when it names none),
+/// `<prefix>-<sanitised id>-<8 hex digits>`, carrying the scope's caller labels, and either no
+/// `dev.berth.managed` label or berth's labels without being berth-made (see
+/// [`crate::ownership::provenance`]). Each as `peek` reports it, with no session id, owner or readiness.
+///
+/// Engine calls: `GET /containers/json?all=true&filters={"label":[caller labels]}`,
+/// `GET /containers/{id}/json` each. Changes nothing.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+pub async fn list_unmanaged(scope: &Scope, engine_opts: &EngineOptions) -> Result<Vec<PeekResult>> {
+    scope.filters()?;
+    let engine = connection::connect(engine_opts).await?;
+    let default: Vec<u16> = crate::model::naming::DEFAULT_PREFIX
+        .encode_utf16()
+        .collect();
+    // The prefix as the name scheme writes it: the name of a one-unit id, minus `-x-<hash>`.
+    let probe = crate::model::naming::container_name(
+        &[u16::from(b'x')],
+        Some(scope.prefix.as_deref().unwrap_or(&default)),
+    );
+    let head = format!("{}-", &probe[..probe.len() - "-x-00000000".len()]);
+    let caller: Vec<String> = scope
+        .labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let mut out = Vec::new();
+    for l in list_by_labels(&engine, &caller).await? {
+        let names = l.summary.names.clone().unwrap_or_default();
+        let labelled = l
+            .summary
+            .labels
+            .as_ref()
+            .is_some_and(|m| m.contains_key(MANAGED));
+        if !names
+            .iter()
+            .any(|n| has_berth_name_shape(n.trim_start_matches('/'), &head))
+        {
+            continue;
+        }
+        let Some(id) = l.summary.id else { continue };
+        let Some(c) = inspect(&engine, &id).await? else {
+            continue;
+        };
+        let f = Facts::from_inspect(&c);
+        if labelled && not_berth_made(&engine, &c, &f).await?.is_none() {
+            continue;
+        }
+        let mut p = PeekResult::from_facts(&engine, f, false);
+        (p.managed, p.session_id, p.owner) = (false, None, None);
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// `<head><at least one unit>-<8 lowercase hex digits>`.
+fn has_berth_name_shape(name: &str, head: &str) -> bool {
+    let Some(rest) = name.strip_prefix(head) else {
+        return false;
+    };
+    let Some((id, hash)) = rest.rsplit_once('-') else {
+        return false;
+    };
+    !id.is_empty()
+        && hash.len() == 8
+        && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::has_berth_name_shape;
+
+    #[test]
+    fn berth_name_shape() {
+        assert!(has_berth_name_shape("berth-agent-1-0a1b2c3d", "berth-"));
+        assert!(!has_berth_name_shape("berth-0a1b2c3d", "berth-"));
+        assert!(!has_berth_name_shape("berth-agent-0A1B2C3D", "berth-"));
+        assert!(!has_berth_name_shape("other-agent-0a1b2c3d", "berth-"));
+        assert!(!has_berth_name_shape("berth-agent-0a1b2c3", "berth-"));
+    }
+}

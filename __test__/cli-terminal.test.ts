@@ -1,0 +1,62 @@
+// `berth ls` on a real 80-column terminal (tmux): the table fits and stays aligned, and colours
+// appear there but not when the output is piped. Skipped, saying why, without tmux
+// (`apt-get install tmux`; CI installs it in .ci/steps/16-test-services.sh).
+import { afterAll, describe, expect } from 'vitest';
+import { createSession } from '../index.mjs';
+import { BERTH_BIN } from './helpers/berth-cli.js';
+import { engineAvailable } from './helpers/engine-available.js';
+import { sessionTest as test } from './helpers/fixtures.js';
+import { expectNoLeaks } from './helpers/leak-check.mjs';
+import { expectNoRecordLeaks } from './helpers/records.mjs';
+import { runId } from './helpers/run-label.mjs';
+import { TEST_IMAGE } from './helpers/test-image.mjs';
+import { openPane, shellQuote, tmuxAvailable } from './helpers/tmux.js';
+
+// eslint-disable-next-line no-control-regex
+const ESCAPE = /\u001b\[[0-9;]*m/g;
+
+describe.skipIf(!engineAvailable())('berth on a terminal', () => {
+  afterAll(async () => {
+    await expectNoLeaks();
+    await expectNoRecordLeaks();
+  });
+
+  test('ls renders aligned within 80 columns, in colour; piped, it has no colour and nothing cut', async ({ sessionId, labels, engine, track, skip }) => {
+    if (!tmuxAvailable()) skip('tmux is not installed (apt-get install tmux): the terminal check is skipped');
+    const scope = { ...labels, 'berth.test-case': sessionId };
+    for (const suffix of ['first-session-with-a-long-id', 'second']) {
+      track(await createSession({ ...engine, sessionId: `${sessionId}-${suffix}`, image: TEST_IMAGE, labels: scope, ports: [8080, 9090] }));
+    }
+    const flags = Object.entries(scope).map(([k, v]) => `--label ${shellQuote(`${k}=${v}`)}`).join(' ');
+    const ls = `${shellQuote(process.execPath)} ${shellQuote(BERTH_BIN)} ls ${flags}`;
+    const pane = openPane(`berth-${runId()}-${process.pid}`, `env -u NO_COLOR sh -c ${shellQuote(`${ls}; echo __tty__; ${ls} | cat; echo __piped__; sleep 600`)}`);
+    try {
+      const screen = await pane.waitFor('__piped__');
+      const [tty, piped] = screen.split('__tty__\n') as [string, string];
+
+      expect(tty).toMatch(ESCAPE);
+      const lines = tty.replace(ESCAPE, '').trimEnd().split('\n');
+      expect(lines).toHaveLength(3);
+      for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+      const [head, ...rows] = lines as [string, ...string[]];
+      // NAME (the derived container name, also in `peek` and --json) gives way at 80 columns.
+      expect(head).toMatch(/^SESSION +STATE +READY +OWNER +HOLDERS +AGE +IMAGE +PORTS$/);
+      const starts = [...head.matchAll(/\S+/g)].map((m) => m.index);
+      for (const row of rows) {
+        for (const at of starts.slice(1)) {
+          expect(`${row[at - 1]}${row[at]}`, `column at ${at} of ${JSON.stringify(row)}`).toMatch(/^ \S$/);
+        }
+        expect(row).toContain(`${process.pid} alive`);
+      }
+      expect(tty).toContain('…');
+
+      const plain = piped.slice(0, piped.indexOf('__piped__'));
+      expect(plain).not.toMatch(ESCAPE);
+      expect(plain).not.toContain('…');
+      expect(plain).toContain(`${sessionId}-first-session-with-a-long-id`);
+      expect(plain).toMatch(/^SESSION +NAME +STATE +READY +OWNER +HOLDERS +AGE +IMAGE +PORTS$/m);
+    } finally {
+      pane.close();
+    }
+  });
+});
