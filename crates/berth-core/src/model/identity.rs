@@ -126,12 +126,23 @@ fn host_id() -> Option<String> {
     Some(hex::encode(&h.finalize()[..16]))
 }
 
+/// The start time of `pid` in clock ticks since boot, or [`EXITED`] for a process that has
+/// exited but whose parent has not reaped it yet (state `Z` or `X`): its pid and start time
+/// still answer, yet the process is gone, so it must read as dead, never as alive.
 #[cfg(target_os = "linux")]
 fn start_time(pid: u32) -> Option<String> {
     let pid = i32::try_from(pid).ok()?;
     let stat = procfs::process::Process::new(pid).ok()?.stat().ok()?;
+    if matches!(stat.state, 'Z' | 'X' | 'x') {
+        return Some(EXITED.into());
+    }
     Some(stat.starttime.to_string())
 }
+
+/// What [`start_time`] reads for an exited, unreaped process: never a recorded start time
+/// (those are digits only), so an owner in that state is `dead`.
+#[cfg(target_os = "linux")]
+const EXITED: &str = "exited";
 
 /// Whether no process `pid` exists, asked of the kernel with `kill(pid, 0)`, which answers
 /// `ESRCH` only for a pid that exists nowhere in this pid namespace. A `/proc/<pid>` that is
@@ -256,6 +267,32 @@ fn process_absent(_pid: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_exited_unreaped_process_is_dead() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let recorded = start_time(pid).unwrap();
+        assert_eq!(
+            liveness_on_this_host(pid, &recorded, start_time),
+            Liveness::Alive
+        );
+        child.kill().unwrap();
+        // Not reaped yet: a zombie whose pid and start time still answer.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while start_time(pid).as_deref() != Some(EXITED) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(
+            liveness_on_this_host(pid, &recorded, start_time),
+            Liveness::Dead
+        );
+        child.wait().unwrap();
+    }
+
     use super::*;
 
     #[test]
