@@ -14,14 +14,15 @@ use bollard::models::{
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::cancel::guard;
 use crate::engine::connection::{status, Engine, EngineOptions};
-use crate::engine::container::{inspect, Facts};
-use crate::engine::discovery::EngineKind;
 use crate::engine::images::{ensure_image, PullOptions};
 use crate::exec::{self, ExecOptions};
+use crate::lifecycle::create_failure::create_failure;
 use crate::lifecycle::opening::{self, Opening};
-use crate::model::errors::{Error, Holder, Result};
+use crate::lifecycle::running;
+use crate::model::errors::{Error, Result};
 use crate::model::identity;
 use crate::model::labels;
 use crate::model::naming::DEFAULT_PREFIX;
@@ -45,11 +46,17 @@ pub(crate) const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
 /// else is touched. Any failure after the engine created the container (start,
 /// setup exit code, abort) removes that container by id and rejects with the first
 /// cause; a failed removal is attached to the error and retried by the next call.
-/// An abort never drops the create request in flight: its answer is awaited, then
-/// the container is removed.
+/// Every engine request is bounded by `cancel` and a per-request timeout
+/// (`crate::engine::bounded`): an abort settles the call at once. What the call created is
+/// then removed by id in the background and by the next call in this process; a create whose
+/// answer was lost (abort, timeout or broken connection while `POST /containers/create` was
+/// in flight) is found by its creation nonce label and removed by id
+/// (`crate::ownership::cleanup`).
 ///
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`,
-/// `E_SESSION_EXISTS`, `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
+/// `E_SESSION_EXISTS`, `E_SETUP_FAILED` (a setup command exited non-zero, or the container is
+/// not running after start or after setup: its exit code and log tail), `E_ABORTED`,
+/// `E_ENGINE`.
 pub async fn create_session(
     spec: &CreateSpec,
     engine_opts: &EngineOptions,
@@ -93,8 +100,10 @@ pub async fn create_session(
 }
 
 /// `POST /containers/create?name=<name>` from `spec` (plus `extra_mounts`), labelled with
-/// schema-1 labels owned by this process. Returns the id and the labels it carries.
-/// Not raced against an abort signal: a dropped create could leave a container nobody knows.
+/// schema-1 labels owned by this process, plus a fresh creation nonce. Returns the id and
+/// the labels it carries. When the answer is lost (the request was cut short by the call's
+/// bounds or its connection broke), the nonce is handed to the cleanup, which finds and
+/// removes that container by id once the engine answers (`crate::ownership::cleanup`).
 ///
 /// Errors: `E_SESSION_EXISTS` (name taken), `E_IMAGE_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn create_container(
@@ -106,32 +115,84 @@ pub(crate) async fn create_container(
     extra_mounts: &[EngineMount],
 ) -> Result<(String, HashMap<String, String>)> {
     let created_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
-    let labels = labels::encode(spec, session_id, prefix, identity::current(), &created_at);
+    let mut labels = labels::encode(spec, session_id, prefix, identity::current(), &created_at);
+    let nonce = hex::encode(rand::random::<[u8; 16]>());
+    labels.insert(labels::CREATE_NONCE.into(), nonce.clone());
     let body = container_body(spec, labels.clone(), extra_mounts);
     let mut opts = CreateContainerOptionsBuilder::default().name(name);
     if let Some(p) = &spec.platform {
         opts = opts.platform(p);
     }
     let opts = opts.build();
-    match engine.docker.create_container(Some(opts), body).await {
-        Ok(r) => Ok((r.id, labels)),
-        Err(e) => Err(create_failure(engine, session_id, name, &spec.image, e).await),
+    match engine
+        .call(
+            "POST /containers/create",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.create_container(Some(opts), body),
+        )
+        .await
+    {
+        Ok(Ok(r)) => Ok((r.id, labels)),
+        Ok(Err(e)) if status(&e).is_some() => {
+            Err(create_failure(engine, session_id, name, &spec.image, e).await)
+        }
+        // No answer: the engine may have created it anyway.
+        Ok(Err(e)) => {
+            lost_create(engine, &nonce);
+            Err(engine.error("create container", e))
+        }
+        Err(bounded) => {
+            lost_create(engine, &nonce);
+            Err(bounded)
+        }
     }
 }
 
+/// A create whose answer never came: its container (if the engine made one) is found by
+/// `nonce` and removed, in the background and by the next call.
+fn lost_create(engine: &Engine, nonce: &str) {
+    cleanup::defer_nonce(engine, nonce);
+    cleanup::retry_in_background(engine);
+}
+
 /// Start, setup, readiness record (with the container's `labels`), creator's holder record
-/// (its volume name returned). Errors: `E_SETUP_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+/// (its volume name returned). The container must be running after the start and after the
+/// setup ([`running::ensure_running`]). Errors: `E_SETUP_FAILED`, `E_ENGINE`,
+/// `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
 pub(crate) async fn finish(
     engine: &Engine,
     session: &Session,
     spec: &CreateSpec,
     labels: &HashMap<String, String>,
 ) -> Result<Option<String>> {
-    engine
-        .docker
-        .start_container(&session.id, None)
-        .await
-        .map_err(|e| engine.error("start container", e))?;
+    let start = engine
+        .call(
+            "POST /containers/{id}/start",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.start_container(&session.id, None),
+        )
+        .await?;
+    let started = tokio::time::Instant::now();
+    if let Err(e) = start {
+        // A refused start (Podman refuses an entrypoint it cannot run): when the container
+        // is not running, that is a failed setup with its exit code and log tail.
+        if let Some(code) = status(&e) {
+            let reason = match engine.error("start container", e) {
+                Error::Engine { message, .. } => message,
+                other => other.to_string(),
+            };
+            running::ensure_running_or(session, engine, "start", started, reason.clone()).await?;
+            return Err(Error::Engine {
+                operation: "start container".into(),
+                status: Some(code),
+                message: reason,
+            });
+        }
+        return Err(engine.error("start container", e));
+    }
+    if spec.setup_commands.is_empty() {
+        running::ensure_running(session, engine, "start", started).await?;
+    }
     let never = CancellationToken::new();
     for (index, argv) in spec.setup_commands.iter().enumerate() {
         let opts = ExecOptions {
@@ -139,7 +200,20 @@ pub(crate) async fn finish(
             cwd: spec.work_dir.clone(),
             ..Default::default()
         };
-        let out = exec::exec(engine, &session.id, &session.name, argv, &opts, &never).await?;
+        let out = match exec::exec(engine, &session.id, &session.name, argv, &opts, &never).await {
+            Ok(out) => out,
+            // 409: the container is not running (it exited before or under its setup).
+            Err(
+                e @ Error::Engine {
+                    status: Some(409), ..
+                },
+            ) => {
+                let stage = if index == 0 { "start" } else { "setup" };
+                running::ensure_running(session, engine, stage, started).await?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         if out.exit_code != 0 {
             return Err(Error::SetupFailed {
                 session_id: session.session_id.clone(),
@@ -152,6 +226,9 @@ pub(crate) async fn finish(
             });
         }
     }
+    if !spec.setup_commands.is_empty() {
+        running::ensure_running(session, engine, "setup", started).await?;
+    }
     let extra: HashMap<String, String> = spec.labels.clone().into_iter().collect();
     records::mark_ready(engine, &session.id, labels).await?;
     hold::register(engine, &session.id, Role::Creator, &extra).await
@@ -163,101 +240,27 @@ fn tail(bytes: &[u8]) -> String {
 }
 
 /// Removes what this call created; the first error stays first.
+///
+/// After an abort, a deadline or an engine that did not answer, the call settles at once: the
+/// removal is left to the background cleanup and the next call (`crate::ownership::cleanup`).
+/// Otherwise it is done now, without the caller's bounds, and a failed removal is attached to
+/// the error and deferred.
 pub(crate) async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
+    let engine = &engine.detached();
+    if matches!(
+        first.code(),
+        "E_ABORTED" | "E_EXEC_TIMEOUT" | "E_ENGINE_UNAVAILABLE"
+    ) {
+        cleanup::defer(engine, id);
+        cleanup::retry_in_background(engine);
+        return first;
+    }
     match removal::remove_by_id(engine, id).await {
         Ok(_) => first,
         Err(cleanup_err) => {
             cleanup::defer(engine, id);
             first.with_cleanup(cleanup_err)
         }
-    }
-}
-
-/// Classifies a failed `POST /containers/create`: a taken name (409; Docker 17.09: 400;
-/// Podman 4: 500) is confirmed by inspecting the name, never by message text.
-///
-/// The engine reserves a name before the container it names can be inspected, so a
-/// loser of a create race may briefly see 404 on the name: the inspect is retried for
-/// up to [`NAME_HOLDER_WAIT_MS`]. A 409 stays `E_SESSION_EXISTS` even when the holder
-/// never became visible (it is then reported with an empty id and state `unknown`).
-async fn create_failure(
-    engine: &Engine,
-    session_id: &str,
-    name: &str,
-    image: &str,
-    e: bollard::errors::Error,
-) -> Error {
-    let code = status(&e);
-    if matches!(code, Some(400) | Some(409) | Some(500)) {
-        let deadline =
-            tokio::time::Instant::now() + std::time::Duration::from_millis(NAME_HOLDER_WAIT_MS);
-        loop {
-            match inspect(engine, name).await {
-                Ok(Some(c)) => return exists(session_id, &Facts::from_inspect(&c)),
-                Ok(None) if tokio::time::Instant::now() < deadline => {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await
-                }
-                Ok(None) | Err(_) => break,
-            }
-        }
-        if code == Some(409) {
-            return Error::SessionExists {
-                session_id: session_id.into(),
-                holder: Holder {
-                    name: name.into(),
-                    id: String::new(),
-                    state: "unknown".into(),
-                    managed: false,
-                    session_id: None,
-                    owner: serde_json::Value::Null,
-                },
-            };
-        }
-    }
-    let err = engine.error("create container", e);
-    match (code, err) {
-        (Some(404), err) => Error::ImageNotFound {
-            image: image.into(),
-            reason: err.to_string(),
-        },
-        // Not a taken name (the inspect above found none). Podman refuses the create itself
-        // when its init binary is missing: say how to fix that beside the engine's message.
-        (
-            Some(500),
-            Error::Engine {
-                operation,
-                status,
-                message,
-            },
-        ) if engine.kind == EngineKind::Podman => Error::Engine {
-            operation,
-            status,
-            message: with_init_hint(&message),
-        },
-        (_, err) => err,
-    }
-}
-
-/// The message of a create Podman refused (HTTP 500) while the name was free: the engine's
-/// own message plus how to fix a missing init binary, Podman's usual reason.
-pub(crate) fn with_init_hint(message: &str) -> String {
-    format!("{message} (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)")
-}
-
-/// How long a create that lost the name waits for the holder to become inspectable, in milliseconds.
-pub(crate) const NAME_HOLDER_WAIT_MS: u64 = 2_000;
-
-fn exists(session_id: &str, f: &Facts) -> Error {
-    Error::SessionExists {
-        session_id: session_id.into(),
-        holder: Holder {
-            name: f.name.clone(),
-            id: f.id.clone(),
-            state: f.state.into(),
-            managed: f.managed.is_some(),
-            session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
-            owner: f.owner_json(),
-        },
     }
 }
 
@@ -329,14 +332,6 @@ fn container_body(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn podman_create_refusals_say_how_to_fix_a_missing_init() {
-        assert_eq!(
-            with_init_hint("container create: container-init binary not found on the host"),
-            "container create: container-init binary not found on the host (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)"
-        );
-    }
 
     #[test]
     fn body_publishes_on_loopback_only_with_init() {

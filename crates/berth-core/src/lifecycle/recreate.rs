@@ -333,6 +333,8 @@ async fn roll_back(
     new_id: Option<&str>,
     first: Error,
 ) -> Error {
+    // Runs after the caller's abort too: per-request timeouts only.
+    let engine = &engine.detached();
     let undo = async {
         if let Some(id) = new_id {
             remove_by_id(engine, id).await?;

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use bollard::query_parameters::{ListImagesOptions, RemoveImageOptions};
 
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{connect, status, Engine, EngineOptions};
 use crate::engine::templates::{exists, template_ref, validate_key, TEMPLATE_REPO};
 use crate::model::errors::Result;
@@ -36,9 +37,12 @@ pub struct Template {
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn list(engine: &Engine, labels: &[(String, String)]) -> Result<Vec<Template>> {
     let images = engine
-        .docker
-        .list_images(None::<ListImagesOptions>)
-        .await
+        .call(
+            "GET /images/json",
+            READ_TIMEOUT_MS,
+            engine.docker.list_images(None::<ListImagesOptions>),
+        )
+        .await?
         .map_err(|e| engine.error("list templates", e))?;
     let prefix = format!("{TEMPLATE_REPO}:");
     let mut out = Vec::new();
@@ -87,9 +91,14 @@ pub enum Removal {
 pub(crate) async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
     validate_key(key)?;
     match engine
-        .docker
-        .remove_image(&template_ref(key), None::<RemoveImageOptions>, None)
-        .await
+        .call(
+            "DELETE /images/{name}",
+            CHANGE_TIMEOUT_MS,
+            engine
+                .docker
+                .remove_image(&template_ref(key), None::<RemoveImageOptions>, None),
+        )
+        .await?
     {
         Ok(_) => Ok(Removal::Removed),
         Err(e) if status(&e) == Some(409) => Ok(Removal::InUse),
