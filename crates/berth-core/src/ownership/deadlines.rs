@@ -80,9 +80,9 @@ pub(crate) async fn current(engine: &Engine, container_id: &str) -> Result<Optio
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn set(engine: &Engine, container_id: &str, deadline_ms: u64) -> Result<()> {
     let all = records::list(engine, Some(container_id)).await?;
-    let mut generation = current_of(&all, container_id).map_or(0, |(g, _)| g + 1);
+    let first = current_of(&all, container_id).map_or(0, |(g, _)| g + 1);
     let nonce = hex::encode(rand::random::<[u8; 16]>());
-    for _ in 0..MAX_ATTEMPTS {
+    for generation in first..first + u64::from(MAX_ATTEMPTS) {
         let labels = HashMap::from([
             (MANAGED.to_string(), "true".to_string()),
             (RECORD_KIND.to_string(), KIND_DEADLINE.to_string()),
@@ -96,7 +96,6 @@ pub(crate) async fn set(engine: &Engine, container_id: &str, deadline_ms: u64) -
         if found.get(NONCE) == Some(&nonce) {
             return Ok(());
         }
-        generation += 1;
     }
     Err(Error::Engine {
         operation: "record session deadline".into(),
