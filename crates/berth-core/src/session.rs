@@ -22,7 +22,10 @@ use crate::model::identity::Owner;
 use crate::model::spec::validate_port;
 use crate::ownership::hold;
 
+pub(crate) mod deadline_timer;
+pub(crate) mod keepalive;
 pub(crate) mod process_duty;
+mod timeout;
 use process_duty::Shared;
 
 /// Default grace period of `stop()` before SIGKILL, in milliseconds.
@@ -106,6 +109,9 @@ pub struct Session {
     pub verification: Option<crate::model::verification::Verification>,
     /// What a recreation lost and kept, for a handle made by `recreateSession`.
     pub replaced: Option<crate::ownership::replaced::Replaced>,
+    /// When the session expires, in ms since the epoch, as read when this handle was made
+    /// (`timeoutMs`, `setTimeout`, `removeAfterStopMs`); `None`: never.
+    pub expires_at: Option<u64>,
     /// Shared by every handle of this process on the container when this process holds its
     /// duty (see [`process_duty`]).
     state: Arc<Mutex<State>>,
@@ -155,6 +161,7 @@ impl Session {
             drift: Vec::new(),
             verification: None,
             replaced: None,
+            expires_at: None,
             state: Arc::new(Mutex::new(State {
                 duty: Duty::Holding,
                 record: None,
@@ -188,6 +195,21 @@ impl Session {
             process_duty::register(&self.id, shared, retention_ms);
         }
         self
+    }
+
+    /// Arms this process's deadline timer for the session when `has_deadline` (it was
+    /// created with `timeoutMs`, or carries a deadline record) and this process holds its
+    /// duty (see [`deadline_timer`]). Returns the handle unchanged.
+    pub fn with_deadline_timer(self, has_deadline: bool) -> Self {
+        if has_deadline && self.owns() {
+            deadline_timer::arm(&self.engine, &self.id);
+        }
+        self
+    }
+
+    /// The same handle, reporting `expires_at` (ms since the epoch).
+    pub fn with_expires_at(self, expires_at: Option<u64>) -> Self {
+        Session { expires_at, ..self }
     }
 
     /// The same handle, sharing the duty `shared` this process holds for its container.

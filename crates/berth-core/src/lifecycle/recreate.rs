@@ -322,7 +322,9 @@ async fn replace(
         crate::ownership::cleanup::defer(engine, old_id);
     }
     crate::session::process_duty::forget(old_id);
-    let session = session.into_process_duty(r.spec.remove_after_stop_ms);
+    let session = session
+        .into_process_duty(r.spec.remove_after_stop_ms)
+        .with_deadline_timer(r.spec.timeout_ms.is_some());
     Ok((session, replaced))
 }
 
