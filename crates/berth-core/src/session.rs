@@ -246,6 +246,37 @@ impl Session {
         matches!(self.ownership, Ownership::Created | Ownership::Inherited)
     }
 
+    /// `E_SESSION_NOT_FOUND` for this session (its container is gone).
+    fn not_found(&self) -> Error {
+        Error::SessionNotFound {
+            session_id: self.session_id.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// The rule of the owner-only calls (`setNetworkPolicy`, `setTimeout`): after removal
+    /// (`removed`) `E_SESSION_NOT_FOUND`; on an adopted handle `E_SESSION_BUSY`
+    /// (`reason: 'not-owner'`), both without an engine call.
+    fn owner_only(&self, removed: bool) -> Result<()> {
+        if removed {
+            return Err(self.not_found());
+        }
+        if !self.owns() {
+            return Err(Error::SessionBusy {
+                session_id: self.session_id.clone(),
+                name: self.name.clone(),
+                id: self.id.clone(),
+                reason: "not-owner".into(),
+                owner: self
+                    .owner
+                    .as_ref()
+                    .map(Owner::to_json)
+                    .unwrap_or(serde_json::Value::Null),
+            });
+        }
+        Ok(())
+    }
+
     /// Removes the container by id when this handle owns it (or `force`).
     ///
     /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls, through
@@ -368,27 +399,8 @@ impl Session {
     /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn set_network_policy(&self, policy: NetworkPolicy) -> Result<()> {
         let state = self.state.lock().await;
-        let not_found = || Error::SessionNotFound {
-            session_id: self.session_id.clone(),
-            name: self.name.clone(),
-        };
-        if state.duty == Duty::Done {
-            return Err(not_found());
-        }
-        if !self.owns() {
-            return Err(Error::SessionBusy {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-                id: self.id.clone(),
-                reason: "not-owner".into(),
-                owner: self
-                    .owner
-                    .as_ref()
-                    .map(Owner::to_json)
-                    .unwrap_or(serde_json::Value::Null),
-            });
-        }
-        networks::set_policy(&self.engine, &self.id, policy, not_found).await
+        self.owner_only(state.duty == Duty::Done)?;
+        networks::set_policy(&self.engine, &self.id, policy, || self.not_found()).await
     }
 
     /// Runs `argv` in the container; see [`exec::exec`].

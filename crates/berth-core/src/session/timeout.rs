@@ -4,7 +4,6 @@ use std::time::SystemTime;
 
 use crate::engine::container::{inspect, Facts};
 use crate::model::errors::{Error, Result};
-use crate::model::identity::Owner;
 use crate::model::lifetime::MAX_RETENTION_MS;
 use crate::ownership::{deadlines, records, removal};
 use crate::session::{deadline_timer, keepalive, process_duty, Session};
@@ -35,30 +34,11 @@ impl Session {
             ));
         }
         let mut state = self.state.lock().await;
-        let not_found = || Error::SessionNotFound {
-            session_id: self.session_id.clone(),
-            name: self.name.clone(),
-        };
-        if state.is_done() {
-            return Err(not_found());
-        }
-        if !self.owns() {
-            return Err(Error::SessionBusy {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-                id: self.id.clone(),
-                reason: "not-owner".into(),
-                owner: self
-                    .owner
-                    .as_ref()
-                    .map(Owner::to_json)
-                    .unwrap_or(serde_json::Value::Null),
-            });
-        }
+        self.owner_only(state.is_done())?;
         let Some(c) = inspect(&self.engine, &self.id).await? else {
             state.mark_done();
             process_duty::forget(&self.id);
-            return Err(not_found());
+            return Err(self.not_found());
         };
         let f = Facts::from_inspect(&c);
         let all = records::list(&self.engine, Some(&self.id)).await?;
