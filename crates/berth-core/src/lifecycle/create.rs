@@ -26,7 +26,6 @@ use crate::lifecycle::opening::{self, Opening};
 use crate::model::errors::{Error, Holder, Result};
 use crate::model::identity;
 use crate::model::labels;
-use crate::model::naming::DEFAULT_PREFIX;
 use crate::model::spec::CreateSpec;
 use crate::ownership::cleanup;
 use crate::ownership::hold;
@@ -57,13 +56,11 @@ pub async fn create_session(
     engine_opts: &EngineOptions,
     cancel: &CancellationToken,
 ) -> Result<Session> {
-    spec.validate()?;
-    crate::engine::bind_source::check_for_engine(spec, engine_opts)?;
     let Opening {
         session_id,
         prefix,
         name,
-    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
+    } = Opening::for_create(spec, engine_opts)?;
     let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
     cleanup::retry_pending(&engine).await;
     let pull = PullOptions {
