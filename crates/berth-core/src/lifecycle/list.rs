@@ -103,8 +103,8 @@ pub(crate) async fn survey(
 ///
 /// Engine calls: `GET /containers/json?all=true&filters=...`, `GET /containers/{id}/json`
 /// each, `GET /volumes?filters={"label":["dev.berth.record"]}`. Changes nothing, except that
-/// an expired session (stopped longer than its `removeAfterStopMs`, see [`crate::model::lifetime`])
-/// is removed, whatever its owner's liveness, and not listed (`DELETE /containers/{id}` and
+/// an expired session (past its deadline from `timeoutMs`/`setTimeout`, or stopped longer than
+/// its `removeAfterStopMs`, see [`crate::model::lifetime`]) is removed, whatever its owner's liveness, and not listed (`DELETE /containers/{id}` and
 /// its records; a failed removal lists it as it is).
 /// Every request is bounded by `cancel` and a per-request timeout.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
@@ -118,7 +118,7 @@ pub async fn list_sessions(
     let now = std::time::SystemTime::now();
     let mut live = Vec::new();
     for (f, recs) in survey(&engine, scope).await? {
-        if f.expired(now)
+        if f.expired_at(now, recs.deadline_ms())
             && matches!(
                 crate::lifecycle::expiry::remove_if_expired(&engine, &f.id).await,
                 Ok(true)
@@ -133,7 +133,8 @@ pub async fn list_sessions(
         .map(|(f, recs)| {
             let duty_generation = duty(f.owner(), &recs.holds).generation();
             Listing {
-                peek: PeekResult::from_facts(&engine, f, recs.ready),
+                peek: PeekResult::from_facts(&engine, f, recs.ready)
+                    .with_deadline(recs.deadline_ms()),
                 holders: recs.holds,
                 duty_generation,
             }

@@ -106,7 +106,7 @@ async fn reap_within(dry_run: bool, scope: &Scope, engine: &Engine) -> Result<Re
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
             reason: String::new(),
         };
-        if f.expired(now) {
+        if f.expired_at(now, recs.deadline_ms()) {
             entry.reason = EXPIRED.into();
             match dry_run {
                 true => report.removed.push(entry),
