@@ -85,11 +85,16 @@ export class Session implements AsyncDisposable {
    * @throws SessionBusyError `E_SESSION_BUSY` (`reason: 'not-owner'`) on an adopted handle.
    * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once removed (`details.reason: 'expired'`
    *   when it was past its deadline: an extension never revives an expired session).
+   * @throws AbortedError `E_ABORTED` when `abortSignal` fires (the full list: the core's
+   *   `Session::set_timeout` doc, crates/berth-core/src/session/timeout.rs).
    */
-  async setTimeout(ms: number): Promise<number> {
+  async setTimeout(ms: number, options: CallOptions = {}): Promise<number> {
     if (ms === undefined) expectOptionalNumber(null, 'ms');
     expectOptionalNumber(ms, 'ms', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
-    const deadline = await callNative(() => this.#native.setTimeout(ms));
+    expectOptionalObject(options, 'options');
+    const signal = options.abortSignal;
+    expectOptionalSignal(signal, 'abortSignal');
+    const deadline = await callNative(() => withAbort(signal, 'setTimeout', (token) => this.#native.setTimeout(ms, token)));
     this.#expiresAt = deadline;
     return deadline;
   }

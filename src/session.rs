@@ -99,17 +99,23 @@ impl BindingSession {
     /// `POST /volumes/create` (the deadline record). Errors: `E_INVALID_ARGUMENT`,
     /// `E_SESSION_BUSY` (`reason: 'not-owner'`: an adopted handle, no engine call),
     /// `E_SESSION_NOT_FOUND` (removed; `details.reason: 'expired'` when it had expired),
-    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`.
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`, `E_ABORTED` (`token`).
     #[napi(ts_return_type = "Promise<number>")]
-    pub fn set_timeout<'e>(&self, env: &'e Env, ms: f64) -> napi::Result<PromiseRaw<'e, f64>> {
+    pub fn set_timeout<'e>(
+        &self,
+        env: &'e Env,
+        ms: f64,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, f64>> {
         let inner = self.inner.clone();
+        let cancel = token_of(token);
         let ms = js(whole_number(
             "ms",
             ms,
             0,
             berth_core::MAX_RETENTION_MS as i64,
         ))?;
-        env.spawn_future(async move { Ok(js(inner.set_timeout(ms as u64).await)? as f64) })
+        env.spawn_future(async move { Ok(js(inner.set_timeout(ms as u64, &cancel).await)? as f64) })
     }
 
     /// Runs `argv` (never a shell string) and buffers stdout and stderr as bytes.

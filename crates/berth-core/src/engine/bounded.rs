@@ -10,6 +10,7 @@
 //! per-request timeouts only, never by the signal that aborted the call.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +42,11 @@ pub(crate) const UPLOAD_MIN_BYTES_PER_SEC: u64 = 1024 * 1024;
 /// Per-request timeout of `POST /commit` (a commit copies the writable layer), in milliseconds.
 pub(crate) const COMMIT_TIMEOUT_MS: u64 = 300_000;
 
+/// Longest wait, after an abort or a deadline, for the cleanup a call owes (the removal of the
+/// container an aborted create made) before the call settles anyway, in milliseconds. Only
+/// while the engine is answering ([`Engine::answering`]); otherwise the call settles at once.
+pub(crate) const CLEANUP_WAIT_MS: u64 = 5_000;
+
 /// The per-request timeout of an upload of `bytes`: [`UPLOAD_BASE_TIMEOUT_MS`] plus the time
 /// the bytes take at [`UPLOAD_MIN_BYTES_PER_SEC`].
 pub(crate) fn upload_timeout(bytes: u64) -> Duration {
@@ -68,6 +74,29 @@ pub(crate) struct Bounds {
     pub operation: Arc<str>,
     /// The call's own deadline, if it has one.
     pub deadline: Option<Deadline>,
+    /// Set once a request of this call was cut short before the engine answered it (by the
+    /// signal, the deadline or the per-request timeout): the engine is not answering, so what
+    /// the call must clean up is left to the background (see [`Engine::answering`]).
+    pub unanswered: Arc<AtomicBool>,
+}
+
+/// Marks the call's scope [`Bounds::unanswered`] when dropped before [`Pending::answered`]:
+/// a request future dropped by any select (this module's or an enclosing one's) is a request
+/// the engine did not answer.
+struct Pending<'a>(Option<&'a AtomicBool>);
+
+impl Pending<'_> {
+    fn answered(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if let Some(flag) = self.0 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Runs `fut` unless `cancel` fires (`E_ABORTED` naming `operation`), the `deadline` passes
@@ -85,6 +114,14 @@ pub(crate) async fn bounded<T>(
         return Err(Error::aborted(&*bounds.operation));
     }
     let deadline = bounds.deadline.as_ref();
+    let pending = Pending(Some(&bounds.unanswered));
+    let fut = async {
+        let r = tokio::time::timeout(per_request, fut).await;
+        if r.is_ok() {
+            pending.answered();
+        }
+        r
+    };
     let until = async {
         match deadline {
             Some(d) => tokio::time::sleep_until(d.at).await,
@@ -95,7 +132,7 @@ pub(crate) async fn bounded<T>(
         biased;
         _ = bounds.cancelled() => Err(Error::aborted(&*bounds.operation)),
         _ = until => Err(deadline.map(|d| d.error.clone()).unwrap_or_else(|| Error::aborted(&*bounds.operation))),
-        r = tokio::time::timeout(per_request, fut) => r.map_err(|_| {
+        r = fut => r.map_err(|_| {
             unavailable::no_answer(endpoint, what, u64::try_from(per_request.as_millis()).unwrap_or(u64::MAX))
         }),
     }
@@ -124,6 +161,7 @@ impl Engine {
         let mut b = (*self.bounds).clone();
         if b.cancel.is_empty() {
             b.operation = operation.into();
+            b.unanswered = Arc::default();
         }
         b.cancel.push(cancel.clone());
         e.bounds = Arc::new(b);
@@ -148,6 +186,14 @@ impl Engine {
         let mut e = self.clone();
         e.bounds = Arc::default();
         e
+    }
+
+    /// Whether every request of this call so far got its answer (none was cut short by the
+    /// signal, the deadline or a per-request timeout). After an abort or a deadline, a call
+    /// whose engine is answering finishes the cleanup it owes before it settles; one whose
+    /// engine is not leaves it to the background (`docs/design.md#engines`).
+    pub(crate) fn answering(&self) -> bool {
+        !self.bounds.unanswered.load(Ordering::Relaxed)
     }
 
     /// Runs the engine request `fut` (described as `what`, e.g. `GET /containers/{id}/json`)
@@ -206,6 +252,7 @@ mod tests {
             cancel: vec![cancel.clone()],
             operation: "exec".into(),
             deadline,
+            unanswered: Arc::default(),
         }
     }
 
@@ -227,6 +274,10 @@ mod tests {
         )
         .await;
         assert_eq!(r.unwrap_err().code(), "E_ABORTED");
+        assert!(
+            b.unanswered.load(Ordering::Relaxed),
+            "the cut request is remembered"
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -284,6 +335,7 @@ mod tests {
         )
         .await;
         assert_eq!(r.unwrap(), Ok(7));
+        assert!(!b.unanswered.load(Ordering::Relaxed));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! readiness record and for the creator's holder record.
 
 use std::collections::HashMap;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use bollard::models::{
     ContainerCreateBody, HostConfig, Mount as EngineMount, MountType, PortBinding,
@@ -16,7 +16,7 @@ use bollard::models::{
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::bounded::CHANGE_TIMEOUT_MS;
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, CLEANUP_WAIT_MS};
 use crate::engine::cancel::guard;
 use crate::engine::connection::{status, Engine, EngineOptions};
 use crate::engine::images::{ensure_image, PullOptions};
@@ -166,9 +166,10 @@ fn lost_create(engine: &Engine, nonce: &str) {
 }
 
 /// Start, setup, readiness record (with the container's `labels`), creator's holder record
-/// (its volume name returned). The container must be running after the start and after the
-/// setup ([`running::ensure_running`]). Errors: `E_SETUP_FAILED`, `E_ENGINE`,
-/// `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
+/// (its volume name returned). The container must be running right after the start and again
+/// once setup and records are done ([`running::ensure_running`]: an inspect each, no wait
+/// before them; the records are removed with the container when the last check fails).
+/// Errors: `E_SETUP_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
 pub(crate) async fn finish(
     engine: &Engine,
     session: &Session,
@@ -182,7 +183,6 @@ pub(crate) async fn finish(
             engine.docker.start_container(&session.id, None),
         )
         .await?;
-    let started = tokio::time::Instant::now();
     if let Err(e) = start {
         // A refused start (Podman refuses an entrypoint it cannot run): when the container
         // is not running, that is a failed setup with its exit code and log tail.
@@ -191,7 +191,7 @@ pub(crate) async fn finish(
                 Error::Engine { message, .. } => message,
                 other => other.to_string(),
             };
-            running::ensure_running_or(session, engine, "start", started, reason.clone()).await?;
+            running::ensure_running_or(session, engine, "start", reason.clone()).await?;
             return Err(Error::Engine {
                 operation: "start container".into(),
                 status: Some(code),
@@ -200,9 +200,38 @@ pub(crate) async fn finish(
         }
         return Err(engine.error("start container", e));
     }
-    if spec.setup_commands.is_empty() {
-        running::ensure_running(session, engine, "start", started).await?;
+    running::ensure_running(session, engine, "start").await?;
+    let stage = match spec.setup_commands.is_empty() {
+        true => "start",
+        false => "setup",
+    };
+    match setup_and_record(engine, session, spec, labels).await {
+        // 409: the container is not running (it exited before or under its setup).
+        Err(
+            e @ Error::Engine {
+                status: Some(409), ..
+            },
+        ) => {
+            running::ensure_running(session, engine, stage).await?;
+            Err(e)
+        }
+        Err(e) => Err(e),
+        Ok(record) => {
+            // An entrypoint that exits at once has had the setup and the records' time to do
+            // so: no sleep of its own.
+            running::ensure_running(session, engine, stage).await?;
+            Ok(record)
+        }
     }
+}
+
+/// The setup commands, then the deadline, readiness and holder records of [`finish`].
+async fn setup_and_record(
+    engine: &Engine,
+    session: &Session,
+    spec: &CreateSpec,
+    labels: &HashMap<String, String>,
+) -> Result<Option<String>> {
     let never = CancellationToken::new();
     for (index, argv) in spec.setup_commands.iter().enumerate() {
         let opts = ExecOptions {
@@ -210,20 +239,7 @@ pub(crate) async fn finish(
             cwd: spec.work_dir.clone(),
             ..Default::default()
         };
-        let out = match exec::exec(engine, &session.id, &session.name, argv, &opts, &never).await {
-            Ok(out) => out,
-            // 409: the container is not running (it exited before or under its setup).
-            Err(
-                e @ Error::Engine {
-                    status: Some(409), ..
-                },
-            ) => {
-                let stage = if index == 0 { "start" } else { "setup" };
-                running::ensure_running(session, engine, stage, started).await?;
-                return Err(e);
-            }
-            Err(e) => return Err(e),
-        };
+        let out = exec::exec(engine, &session.id, &session.name, argv, &opts, &never).await?;
         if out.exit_code != 0 {
             return Err(Error::SetupFailed {
                 session_id: session.session_id.clone(),
@@ -235,9 +251,6 @@ pub(crate) async fn finish(
                 stderr: tail(&out.stderr),
             });
         }
-    }
-    if !spec.setup_commands.is_empty() {
-        running::ensure_running(session, engine, "setup", started).await?;
     }
     let extra: HashMap<String, String> = spec.labels.clone().into_iter().collect();
     if let Some(timeout_ms) = spec.timeout_ms {
@@ -265,21 +278,36 @@ fn tail(bytes: &[u8]) -> String {
 
 /// Removes what this call created; the first error stays first.
 ///
-/// After an abort, a deadline or an engine that did not answer, the call settles at once: the
-/// removal is left to the background cleanup and the next call (`crate::ownership::cleanup`).
-/// Otherwise it is done now, without the caller's bounds, and a failed removal is attached to
-/// the error and deferred.
+/// Without the caller's bounds. After an abort or a deadline the removal is awaited only while
+/// the engine is answering ([`Engine::answering`]), and for at most [`CLEANUP_WAIT_MS`], so the
+/// session id is free again when the call settles; when the engine left a request unanswered
+/// (or did not answer in time) the call settles at once and the removal is left to the
+/// background cleanup and the next call (`crate::ownership::cleanup`). A failed removal is
+/// attached to the error and deferred.
 pub(crate) async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
+    let answering = engine.answering();
     let engine = &engine.detached();
-    if matches!(
-        first.code(),
-        "E_ABORTED" | "E_EXEC_TIMEOUT" | "E_ENGINE_UNAVAILABLE"
-    ) {
+    let interrupted = matches!(first.code(), "E_ABORTED" | "E_EXEC_TIMEOUT");
+    if first.code() == "E_ENGINE_UNAVAILABLE" || (interrupted && !answering) {
         cleanup::defer(engine, id);
         cleanup::retry_in_background(engine);
         return first;
     }
-    match removal::remove_by_id(engine, id).await {
+    let removing = removal::remove_by_id(engine, id);
+    let removed = match interrupted {
+        true => {
+            match tokio::time::timeout(Duration::from_millis(CLEANUP_WAIT_MS), removing).await {
+                Ok(r) => r,
+                Err(_) => {
+                    cleanup::defer(engine, id);
+                    cleanup::retry_in_background(engine);
+                    return first;
+                }
+            }
+        }
+        false => removing.await,
+    };
+    match removed {
         Ok(_) => first,
         Err(cleanup_err) => {
             cleanup::defer(engine, id);

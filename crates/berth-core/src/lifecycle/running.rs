@@ -7,53 +7,55 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-
+use crate::engine::connection::Engine;
 use crate::engine::container::inspect;
 use crate::engine::logs;
 use crate::model::errors::{Error, Result};
 use crate::session::Session;
 
-/// How long after the start a container must still run before it counts as ready, in
-/// milliseconds (setup commands that take longer add no wait).
-pub(crate) const READY_SETTLE_MS: u64 = 100;
+/// Pause between two inspects while the engine's state does not tell yet whether the
+/// container runs (see [`conclusive`]), in milliseconds.
+const RECHECK_INTERVAL_MS: u64 = 20;
+/// Inspects after the first while the state is not conclusive.
+const RECHECKS: u32 = 25;
 
-/// Checks that `session`'s container runs, at least [`READY_SETTLE_MS`] after `started`.
+/// Checks that `session`'s container runs, with one `GET /containers/{id}/json`: no wait
+/// before it. Only while the engine's state is not conclusive yet (the start not reflected:
+/// `created`, Podman's `configured`/`initialized`, or `restarting`) it inspects again, every
+/// [`RECHECK_INTERVAL_MS`], at most [`RECHECKS`] times.
 ///
-/// `GET /containers/{id}/json`; when it is not running, also `GET /containers/{id}/logs` for
-/// the tail. Errors: `E_SETUP_FAILED` (not running: `stage`, the state, the exit code, the
-/// log tail), `E_SESSION_NOT_FOUND` (gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
-pub(crate) async fn ensure_running(
-    session: &Session,
-    engine: &crate::engine::connection::Engine,
-    stage: &str,
-    started: Instant,
-) -> Result<()> {
-    ensure_running_or(session, engine, stage, started, String::new()).await
+/// When it is not running, also `GET /containers/{id}/logs` for the tail. Errors:
+/// `E_SETUP_FAILED` (not running: `stage`, the state, the exit code, the log tail),
+/// `E_SESSION_NOT_FOUND` (gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
+pub(crate) async fn ensure_running(session: &Session, engine: &Engine, stage: &str) -> Result<()> {
+    ensure_running_or(session, engine, stage, String::new()).await
 }
 
 /// [`ensure_running`], reporting `reason` (the engine's refusal of the start) when not running.
 pub(crate) async fn ensure_running_or(
     session: &Session,
-    engine: &crate::engine::connection::Engine,
+    engine: &Engine,
     stage: &str,
-    started: Instant,
     reason: String,
 ) -> Result<()> {
-    let settle = started + Duration::from_millis(READY_SETTLE_MS);
-    if Instant::now() < settle {
+    let mut rechecks = 0;
+    let c = loop {
+        let Some(c) = inspect(engine, &session.id).await? else {
+            return Err(Error::SessionNotFound {
+                session_id: session.session_id.clone(),
+                name: session.name.clone(),
+            });
+        };
+        if conclusive(&c) || rechecks == RECHECKS {
+            break c;
+        }
+        rechecks += 1;
         engine
             .step(async {
-                tokio::time::sleep_until(settle).await;
+                tokio::time::sleep(Duration::from_millis(RECHECK_INTERVAL_MS)).await;
                 Ok(())
             })
             .await?;
-    }
-    let Some(c) = inspect(engine, &session.id).await? else {
-        return Err(Error::SessionNotFound {
-            session_id: session.session_id.clone(),
-            name: session.name.clone(),
-        });
     };
     let state = c.state.as_ref();
     let running = state.and_then(|s| s.running) == Some(true)
@@ -74,4 +76,21 @@ pub(crate) async fn ensure_running_or(
         log: logs::tail(engine, &session.id).await,
         reason,
     })
+}
+
+/// Whether an inspect after a start tells if the container runs: running, or ended
+/// (`exited`, `dead`, `removing`, `paused`); not while the engine still reports the state
+/// before the start or a restart.
+fn conclusive(c: &crate::engine::container::Inspected) -> bool {
+    let state = c.state.as_ref();
+    if state.and_then(|s| s.restarting) == Some(true) {
+        return false;
+    }
+    if state.and_then(|s| s.running) == Some(true) {
+        return true;
+    }
+    !matches!(
+        c.raw_state.as_str(),
+        "created" | "configured" | "initialized" | "restarting" | ""
+    )
 }
