@@ -29,7 +29,7 @@ export interface EngineOptions {
 /**
  * The caller's bound on one call. Every engine request of the call is raced against the
  * signal (and against the call's own deadline where it has one, such as exec's `timeoutMs`)
- * and a per-request timeout (README, "Timeouts and aborts"): an abort settles the call at
+ * and a per-request timeout (README, "Deadlines and signals"): an abort settles the call at
  * once with `E_ABORTED`, whatever the engine does.
  */
 export interface CallOptions {

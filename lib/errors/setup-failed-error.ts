@@ -22,7 +22,7 @@ export interface SetupFailedDetails {
   stderr?: unknown;
   /** `'start'` or `'setup'`: when the container was found not running (absent for a failing command). */
   stage?: 'start' | 'setup';
-  /** The engine's state word of a container that was not running (`'exited'`, `'dead'`, ...). */
+  /** The state of a container that was not running, as `peek` reports it (`'exited'`, `'dead'`, ...; Podman's `stopped` is `'exited'`). */
   state?: string;
   /** The last 4 KiB of a not-running container's output (`GET /containers/{id}/logs`). */
   log?: string;

@@ -8,7 +8,7 @@
 //! readiness record and for the creator's holder record.
 
 use std::collections::HashMap;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use bollard::models::{
     ContainerCreateBody, HostConfig, Mount as EngineMount, MountType, PortBinding,
@@ -16,13 +16,14 @@ use bollard::models::{
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::bounded::{CHANGE_TIMEOUT_MS, CLEANUP_WAIT_MS};
+use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::cancel::guard;
 use crate::engine::connection::{status, Engine, EngineOptions};
 use crate::engine::images::{ensure_image, PullOptions};
 use crate::exec::{self, ExecOptions};
 use crate::lifecycle::create_failure::create_failure;
 use crate::lifecycle::opening::{self, Opening};
+use crate::lifecycle::rollback;
 use crate::lifecycle::running;
 use crate::model::errors::{Error, Result};
 use crate::model::identity;
@@ -32,7 +33,6 @@ use crate::ownership::cleanup;
 use crate::ownership::hold;
 use crate::ownership::holders::Role;
 use crate::ownership::records;
-use crate::ownership::removal;
 use crate::session::{Ownership, Session};
 
 /// The operation an `E_ABORTED` names: the API call, as the TypeScript entry names it too.
@@ -48,11 +48,11 @@ pub(crate) const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
 /// setup exit code, abort) removes that container by id and rejects with the first
 /// cause; a failed removal is attached to the error and retried by the next call.
 /// Every engine request is bounded by `cancel` and a per-request timeout
-/// (`crate::engine::bounded`): an abort settles the call at once. What the call created is
-/// then removed by id in the background and by the next call in this process; a create whose
-/// answer was lost (abort, timeout or broken connection while `POST /containers/create` was
-/// in flight) is found by its creation nonce label and removed by id
-/// (`crate::ownership::cleanup`).
+/// (`crate::engine::bounded`). After an abort the container the call made is removed by id
+/// before it settles while the engine answers, else in the background and by the next call in
+/// this process ([`rollback::rollback`]); a create whose answer was lost (abort, timeout or
+/// broken connection while `POST /containers/create` was in flight) is found by its creation
+/// nonce label and removed by id (`crate::ownership::cleanup`).
 ///
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`,
 /// `E_SESSION_EXISTS`, `E_SETUP_FAILED` (a setup command exited non-zero, or the container is
@@ -105,7 +105,7 @@ pub async fn create_session(
                 .into_process_duty(spec.remove_after_stop_ms)
                 .with_deadline_timer(spec.timeout_ms.is_some()))
         }
-        Err(first) => Err(rollback(&engine, &id, first).await),
+        Err(first) => Err(rollback::rollback(&engine, &id, first).await),
     }
 }
 
@@ -274,46 +274,6 @@ async fn setup_and_record(
 fn tail(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(SETUP_OUTPUT_TAIL_BYTES)..])
         .into_owned()
-}
-
-/// Removes what this call created; the first error stays first.
-///
-/// Without the caller's bounds. After an abort or a deadline the removal is awaited only while
-/// the engine is answering ([`Engine::answering`]), and for at most [`CLEANUP_WAIT_MS`], so the
-/// session id is free again when the call settles; when the engine left a request unanswered
-/// (or did not answer in time) the call settles at once and the removal is left to the
-/// background cleanup and the next call (`crate::ownership::cleanup`). A failed removal is
-/// attached to the error and deferred.
-pub(crate) async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
-    let answering = engine.answering();
-    let engine = &engine.detached();
-    let interrupted = matches!(first.code(), "E_ABORTED" | "E_EXEC_TIMEOUT");
-    if first.code() == "E_ENGINE_UNAVAILABLE" || (interrupted && !answering) {
-        cleanup::defer(engine, id);
-        cleanup::retry_in_background(engine);
-        return first;
-    }
-    let removing = removal::remove_by_id(engine, id);
-    let removed = match interrupted {
-        true => {
-            match tokio::time::timeout(Duration::from_millis(CLEANUP_WAIT_MS), removing).await {
-                Ok(r) => r,
-                Err(_) => {
-                    cleanup::defer(engine, id);
-                    cleanup::retry_in_background(engine);
-                    return first;
-                }
-            }
-        }
-        false => removing.await,
-    };
-    match removed {
-        Ok(_) => first,
-        Err(cleanup_err) => {
-            cleanup::defer(engine, id);
-            first.with_cleanup(cleanup_err)
-        }
-    }
 }
 
 /// The `POST /containers/create` body: sleep entrypoint under an init process, ports on

@@ -12,6 +12,7 @@ pub mod reap;
 pub mod recreate;
 pub mod repair;
 pub mod resume;
+pub mod rollback;
 pub mod running;
 pub mod templates;
 pub mod verify;

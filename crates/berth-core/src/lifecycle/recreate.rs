@@ -326,20 +326,32 @@ async fn replace(
 }
 
 /// Removes the new container (when made) by id, puts the old one back; the first error stays first.
+///
+/// After an abort, a deadline or a request the engine left unanswered ([`Engine::answering`]),
+/// the call settles at once and the roll-back runs in the background as soon as the engine
+/// answers; the lock record keeps other callers out until it is done (`E_SESSION_BUSY`
+/// `recreating`), and should this process die first, the next resume, verify, recreate or reap
+/// rolls it back from the journal.
 async fn roll_back(
     engine: &Engine,
     lock: &Replacement,
     new_id: Option<&str>,
     first: Error,
 ) -> Error {
+    let answering = engine.answering() && first.code() != "E_ENGINE_UNAVAILABLE";
     // Runs after the caller's abort too: per-request timeouts only.
-    let engine = &engine.detached();
-    let undo = async {
-        if let Some(id) = new_id {
-            remove_by_id(engine, id).await?;
+    let engine = engine.detached();
+    let (lock, new_id) = (lock.clone(), new_id.map(str::to_string));
+    let undo = async move {
+        if let Some(id) = &new_id {
+            remove_by_id(&engine, id).await?;
         }
-        replacement::roll_back_old(engine, lock).await
+        replacement::roll_back_old(&engine, &lock).await
     };
+    if !answering {
+        tokio::spawn(undo);
+        return first;
+    }
     match undo.await {
         Ok(()) => first,
         Err(cleanup) => first.with_cleanup(cleanup),

@@ -25,7 +25,7 @@ const RECHECKS: u32 = 25;
 /// [`RECHECK_INTERVAL_MS`], at most [`RECHECKS`] times.
 ///
 /// When it is not running, also `GET /containers/{id}/logs` for the tail. Errors:
-/// `E_SETUP_FAILED` (not running: `stage`, the state, the exit code, the log tail),
+/// `E_SETUP_FAILED` (not running: `stage`, the public state, the exit code, the log tail),
 /// `E_SESSION_NOT_FOUND` (gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
 pub(crate) async fn ensure_running(session: &Session, engine: &Engine, stage: &str) -> Result<()> {
     ensure_running_or(session, engine, stage, String::new()).await
@@ -67,11 +67,8 @@ pub(crate) async fn ensure_running_or(
         session_id: session.session_id.clone(),
         name: session.name.clone(),
         stage: stage.to_string(),
-        state: if c.raw_state.is_empty() {
-            "unknown".into()
-        } else {
-            c.raw_state.clone()
-        },
+        // The public word, as `peek` reports it (Podman's `stopped` is `exited`).
+        state: crate::engine::container::spec_state(&c.raw_state).to_string(),
         exit_code: state.and_then(|s| s.exit_code).unwrap_or(-1),
         log: logs::tail(engine, &session.id).await,
         reason,
