@@ -173,7 +173,7 @@ pub enum Error {
         /// cannot run); empty otherwise.
         reason: String,
     },
-    /// `E_EXEC_TIMEOUT`: an exec ran past its `timeoutMs`; its process tree was killed.
+    /// `E_EXEC_TIMEOUT`: an exec ran past its `timeoutMs`; its process tree is killed right after, in the background.
     #[error("exec in container `{container}` timed out after {timeout_ms} ms")]
     ExecTimeout {
         /// The container name.
