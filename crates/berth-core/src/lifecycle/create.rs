@@ -205,7 +205,8 @@ pub(crate) async fn finish(
         true => "start",
         false => "setup",
     };
-    match setup_and_record(engine, session, spec, labels).await {
+    // Boxed: the setup execs and the records are a large future of their own.
+    match Box::pin(setup_and_record(engine, session, spec, labels)).await {
         // 409: the container is not running (it exited before or under its setup).
         Err(
             e @ Error::Engine {

@@ -290,7 +290,8 @@ async fn replace(
             identity::current().cloned(),
         );
         let steps = async {
-            let record = finish(engine, &session, &r.spec, &labels).await?;
+            // Boxed: the create steps are a large future, and a recreate nests them.
+            let record = Box::pin(finish(engine, &session, &r.spec, &labels)).await?;
             let v = verify::verify(
                 engine,
                 &id,
@@ -305,7 +306,7 @@ async fn replace(
         let (record, v) = guard(cancel, OPERATION, steps).await?;
         Ok(session.with_record(record, Vec::new()).with_verification(v))
     };
-    let session = match attempt.await {
+    let session = match Box::pin(attempt).await {
         Ok(s) => s,
         Err(first) => return Err(roll_back(engine, lock, new_id.as_deref(), first).await),
     };
@@ -352,7 +353,7 @@ async fn roll_back(
         tokio::spawn(undo);
         return first;
     }
-    match undo.await {
+    match Box::pin(undo).await {
         Ok(()) => first,
         Err(cleanup) => first.with_cleanup(cleanup),
     }
