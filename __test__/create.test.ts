@@ -1,7 +1,7 @@
 // createSession on the real engine: setup commands in order, env/user/workDir applied, ports on
 // 127.0.0.1 only, an init as PID 1, and failures that leave nothing behind.
 import { afterAll, describe, expect } from 'vitest';
-import { containerName, createSession, EngineError, ImageNotFoundError, peek, SetupFailedError } from '../index.mjs';
+import { containerName, createSession, ImageNotFoundError, peek, SetupFailedError } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { inspectContainer } from './helpers/engine-http.mjs';
 import { expectBerthError } from './helpers/expect-error.js';
@@ -133,11 +133,12 @@ describe.skipIf(!engineAvailable())('createSession', () => {
     sessionId,
     labels,
   }) => {
+    // Ready means running: a start the engine refuses is a failed setup, with the engine's reason.
     const error = await expectBerthError(
       createSession({ sessionId, image: TEST_IMAGE, labels, user: 'no-such-user' }),
-      EngineError,
+      SetupFailedError,
     );
-    expect(error.details).toMatchObject({ operation: 'start container', status: expect.any(Number) });
+    expect(error.details).toMatchObject({ stage: 'start', reason: expect.any(String) });
     expect(error.cause).toBeUndefined();
     await expectNoContainer(sessionId);
     expect((await listRunContainers()).filter((c) => c.state === 'created')).toEqual([]);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createSession, EngineError, ExecTimeoutError, InvalidArgumentError, SessionNotFoundError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { execIn, removeContainer } from './helpers/engine-http.mjs';
-import { processesIn, waitForNoProcess, waitForProcess } from './helpers/engine-wait.js';
+import { processesIn, waitForNoProcess, waitForProcess, waitForTreeKill } from './helpers/engine-wait.js';
 import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
@@ -111,8 +111,10 @@ describe.skipIf(!engineAvailable())('exec', () => {
     const error = await expectBerthError(shared.exec(['sh', '-c', 'sleep 1000 & sleep 1000'], { timeoutMs: 500 }), ExecTimeoutError);
     expect(error.details).toMatchObject({ timeoutMs: 500, container: shared.name });
     expect(Buffer.isBuffer(error.details.stdout) && Buffer.isBuffer(error.details.stderr)).toBe(true);
-    // Only the keep-alive `sleep 2147483647` may remain.
+    // Only the keep-alive `sleep 2147483647` may remain once the tree kill, which runs after the
+    // call settled, has finished.
     await waitForNoProcess(shared.id, (p) => p.args.startsWith('sleep 1000') || p.args.includes('sleep 1000 &'));
+    await waitForTreeKill(shared.id);
     expect((await processesIn(shared.id)).filter((p) => p.args.startsWith('sleep'))).toEqual([
       expect.objectContaining({ args: 'sleep 2147483647' }),
     ]);

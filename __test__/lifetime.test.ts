@@ -2,7 +2,7 @@
 // enforced by the owning process after its own stop() and by any process's reapOrphans /
 // listSessions (reason 'expired'), whatever the owner's liveness. Plus the harness provider's
 // contract details: an aborted spawn rejects with the caller's reason; IS_SANDBOX=1.
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { reapOrphans } from '../index.mjs';
 import { lastJsonLine, runNode } from './helpers/node-process.js';
 import { createDockerSandboxProvider } from '../harness.mjs';
@@ -184,8 +184,14 @@ describe.skipIf(!engineAvailable())('harness provider contract details', () => {
         })(),
       ).rejects.toBe(reason);
       // The tree kill itself worked: no `sleep 600` left (the keep-alive sleep is another one).
-      const { stdout } = await session.run({ command: 'ps -o args= | grep -c "^sleep 600$" || true' });
-      expect(stdout.trim()).toBe('0');
+      // It runs after the abort settled (docs/design.md#exec): poll for it, bounded.
+      await vi.waitFor(
+        async () => {
+          const { stdout } = await session.run({ command: 'ps -o args= | grep -c "^sleep 600$" || true' });
+          expect(stdout.trim()).toBe('0');
+        },
+        { timeout: 30_000, interval: 100 },
+      );
     } finally {
       await session.destroy();
     }

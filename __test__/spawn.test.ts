@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { AbortedError, createSession, EngineError, ExecTimeoutError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { execIn } from './helpers/engine-http.mjs';
-import { processesIn, waitForNoProcess, waitForProcess } from './helpers/engine-wait.js';
+import { processesIn, waitForNoProcess, waitForProcess, waitForTreeKill } from './helpers/engine-wait.js';
 import { expectBerthError, rejectionOf } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
@@ -126,7 +126,9 @@ describe.skipIf(!engineAvailable())('spawn', () => {
     expect(error.details).toMatchObject({ timeoutMs: 500, container: shared.name });
     expect(error.details.stdout?.toString()).toBe('started\n');
     expect(await stdout).toBeInstanceOf(ExecTimeoutError);
+    // The tree kill runs after wait() settled: wait for it to finish, then only the keep-alive is left.
     await waitForNoProcess(shared.id, (x) => x.args.startsWith('sleep 1000'));
+    await waitForTreeKill(shared.id);
     expect((await processesIn(shared.id)).filter((x) => x.args.startsWith('sleep'))).toEqual([
       expect.objectContaining({ args: 'sleep 2147483647' }),
     ]);

@@ -118,6 +118,7 @@ describe('Session over a native handle', () => {
   it('asyncDispose removes', async () => {
     const { native, session } = fakeNative();
     await session[Symbol.asyncDispose]();
-    expect(native.remove).toHaveBeenCalledWith({});
+    // No signal: no cancel token goes with it.
+    expect(native.remove).toHaveBeenCalledWith({}, undefined);
   });
 });

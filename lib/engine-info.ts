@@ -1,8 +1,9 @@
 import { loadBinding, type NativeBinding } from './binding';
 import { engineOptions } from './engine-option';
+import { withAbort } from './abort';
 import { callNative } from './native-call';
-import type { EngineInfo, EngineOptions } from './types';
-import { expectOptionalObject } from './validate';
+import type { EngineInfo, EngineInfoOptions } from './types';
+import { expectOptionalObject, expectOptionalSignal } from './validate';
 
 /**
  * Describes the engine the options select, connecting to it as every operation would:
@@ -21,8 +22,11 @@ import { expectOptionalObject } from './validate';
  * const { kind, version, endpoint } = await engineInfo({ engine: 'podman' });
  * ```
  */
-export async function engineInfo(options: EngineOptions = {}): Promise<EngineInfo> {
+export async function engineInfo(options: EngineInfoOptions = {}): Promise<EngineInfo> {
   expectOptionalObject(options, 'options');
+  expectOptionalSignal(options.abortSignal, 'abortSignal');
   const native = engineOptions(options) as Parameters<NativeBinding['engineInfo']>[0];
-  return (await callNative(() => loadBinding().engineInfo(native))) as EngineInfo;
+  return (await callNative(() =>
+    withAbort(options.abortSignal, 'engineInfo', (token) => loadBinding().engineInfo(native, token)),
+  )) as EngineInfo;
 }

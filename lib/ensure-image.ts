@@ -1,9 +1,10 @@
 import { loadBinding, type NativeBinding } from './binding';
 import { engineOptions } from './engine-option';
+import { withAbort } from './abort';
 import { callNative } from './native-call';
 import { progressCallback } from './pull-progress';
 import type { EnsureImageOptions } from './types';
-import { compact, expectOptionalObject, expectOptionalString, expectString } from './validate';
+import { compact, expectOptionalObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
 
 /**
  * Makes sure `image` is present on the engine, pulling it when missing: what createSession
@@ -33,9 +34,12 @@ export async function ensureImage(image: string, options: EnsureImageOptions = {
   expectString(image, 'image');
   expectOptionalObject(options, 'options');
   expectOptionalString(options.platform, 'platform');
+  expectOptionalSignal(options.abortSignal, 'abortSignal');
   const onProgress = progressCallback(options.onPullProgress);
   const native = compact({ platform: options.platform, ...engineOptions(options) }) as Parameters<
     NativeBinding['ensureImage']
   >[1];
-  await callNative(() => loadBinding().ensureImage(image, native, onProgress));
+  await callNative(() =>
+    withAbort(options.abortSignal, 'ensureImage', (token) => loadBinding().ensureImage(image, native, token, onProgress)),
+  );
 }

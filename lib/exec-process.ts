@@ -33,7 +33,7 @@ export class ExecProcess {
    * Resolves with the exit code as the engine reports it once the process ended (a killed
    * process reports its signal's code, e.g. 143). Any number of calls share one answer.
    *
-   * @throws ExecTimeoutError `E_EXEC_TIMEOUT` past `timeoutMs` (the tree was killed; `details.stdout`/`stderr` hold the last 64 KiB).
+   * @throws ExecTimeoutError `E_EXEC_TIMEOUT` past `timeoutMs` (the tree is killed right after, in the background; `details.stdout`/`stderr` hold the last 64 KiB).
    * @throws AbortedError `E_ABORTED` when the `abortSignal` fired; same cleanup and details.
    */
   wait(): Promise<{ exitCode: number }> {

@@ -55,6 +55,8 @@ export type {
   EngineOption,
   EngineOptions,
   EnsureImageOptions,
+  CallOptions,
+  EngineInfoOptions,
   Finding,
   FindingKind,
   ExecOptions,

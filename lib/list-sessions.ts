@@ -1,9 +1,17 @@
 import { loadBinding, type NativeBinding } from './binding';
 import { engineOptions } from './engine-option';
+import { withAbort } from './abort';
 import { callNative } from './native-call';
 import { toPeekResult } from './peek';
 import type { Holder, HolderRole, ListSessionsOptions, Liveness, SessionListing, SessionScope } from './types';
-import { compact, expectOptionalBoolean, expectOptionalObject, expectOptionalString, expectOptionalStringRecord } from './validate';
+import {
+  compact,
+  expectOptionalBoolean,
+  expectOptionalObject,
+  expectOptionalSignal,
+  expectOptionalString,
+  expectOptionalStringRecord,
+} from './validate';
 
 /**
  * Lists berth-managed sessions, each as {@link peek} reports it plus its holders: the
@@ -36,7 +44,9 @@ export async function listSessions(options: ListSessionsOptions = {}): Promise<S
   const scope = scopeOptions(options);
   expectOptionalBoolean(options.includeUnmanaged, 'includeUnmanaged');
   const native = options.includeUnmanaged ? { ...scope, includeUnmanaged: true } : scope;
-  const entries = await callNative(() => loadBinding().listSessions(native));
+  const entries = await callNative(() =>
+    withAbort(options.abortSignal, 'listSessions', (token) => loadBinding().listSessions(native, token)),
+  );
   return entries.map((e) => ({
     ...toPeekResult(e.session),
     holders: e.holders.map(toHolder),
@@ -49,6 +59,7 @@ export function scopeOptions(options: SessionScope): NonNullable<Parameters<Nati
   expectOptionalObject(options, 'options');
   expectOptionalString(options.prefix, 'prefix', { wellFormed: false });
   expectOptionalStringRecord(options.labels, 'labels');
+  expectOptionalSignal(options.abortSignal, 'abortSignal');
   return compact({ prefix: options.prefix, labels: options.labels, ...engineOptions(options) });
 }
 

@@ -1,8 +1,9 @@
 import { loadBinding, type NativeBinding } from './binding';
 import { engineOptions } from './engine-option';
+import { withAbort } from './abort';
 import { callNative } from './native-call';
 import type { PeekOptions, PeekResult } from './types';
-import { compact, expectOptionalObject, expectOptionalString, expectString } from './validate';
+import { compact, expectOptionalObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
 
 /**
  * Looks at a session's container without changing anything: never creates, starts,
@@ -27,10 +28,13 @@ export async function peek(sessionId: string, options: PeekOptions = {}): Promis
   expectString(sessionId, 'sessionId', { wellFormed: false });
   expectOptionalObject(options, 'options');
   expectOptionalString(options.prefix, 'prefix', { wellFormed: false });
+  expectOptionalSignal(options.abortSignal, 'abortSignal');
   const native = compact({ prefix: options.prefix, ...engineOptions(options) }) as Parameters<
     NativeBinding['peek']
   >[1];
-  const result = await callNative(() => loadBinding().peek(sessionId, native));
+  const result = await callNative(() =>
+    withAbort(options.abortSignal, 'peek', (token) => loadBinding().peek(sessionId, native, token)),
+  );
   return result ? toPeekResult(result) : null;
 }
 

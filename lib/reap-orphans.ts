@@ -1,4 +1,5 @@
 import { loadBinding } from './binding';
+import { withAbort } from './abort';
 import { callNative } from './native-call';
 import { scopeOptions } from './list-sessions';
 import type { ReapEntry, ReapOptions, ReapReport, SettledReplacement } from './types';
@@ -40,7 +41,9 @@ export async function reapOrphans(options: ReapOptions = {}): Promise<ReapReport
   const scope = scopeOptions(options);
   expectOptionalBoolean(options.dryRun, 'dryRun');
   const native = options.dryRun === undefined ? scope : { ...scope, dryRun: options.dryRun };
-  const report = await callNative(() => loadBinding().reapOrphans(native));
+  const report = await callNative(() =>
+    withAbort(options.abortSignal, 'reapOrphans', (token) => loadBinding().reapOrphans(native, token)),
+  );
   const entry = (e: (typeof report.removed)[number]): ReapEntry => ({ ...e, sessionId: e.sessionId ?? null });
   return {
     removed: report.removed.map(entry),

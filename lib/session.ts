@@ -5,6 +5,7 @@ import { ExecProcess } from './exec-process';
 import { fileStream, pipeToWriter, type ByteSource } from './file-stream';
 import { callNative, callNativeSync } from './native-call';
 import type {
+  CallOptions,
   ExecOptions,
   ReadFileOptions,
   SpawnOptions,
@@ -84,11 +85,16 @@ export class Session implements AsyncDisposable {
    * @throws SessionBusyError `E_SESSION_BUSY` (`reason: 'not-owner'`) on an adopted handle.
    * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once removed (`details.reason: 'expired'`
    *   when it was past its deadline: an extension never revives an expired session).
+   * @throws AbortedError `E_ABORTED` when `abortSignal` fires (the full list: the core's
+   *   `Session::set_timeout` doc, crates/berth-core/src/session/timeout.rs).
    */
-  async setTimeout(ms: number): Promise<number> {
+  async setTimeout(ms: number, options: CallOptions = {}): Promise<number> {
     if (ms === undefined) expectOptionalNumber(null, 'ms');
     expectOptionalNumber(ms, 'ms', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
-    const deadline = await callNative(() => this.#native.setTimeout(ms));
+    expectOptionalObject(options, 'options');
+    const signal = options.abortSignal;
+    expectOptionalSignal(signal, 'abortSignal');
+    const deadline = await callNative(() => withAbort(signal, 'setTimeout', (token) => this.#native.setTimeout(ms, token)));
     this.#expiresAt = deadline;
     return deadline;
   }
@@ -216,12 +222,15 @@ export class Session implements AsyncDisposable {
    * @param path Absolute path in the container.
    * @returns The bytes, or `null` when nothing is at `path`.
    * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a relative path or a directory.
+   * @param options `abortSignal`: aborts the read at once, whatever the engine does.
    * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when the container is gone.
+   * @throws AbortedError `E_ABORTED` when `abortSignal` fires.
    */
   async readFile(path: string, options: ReadFileOptions = {}): Promise<Buffer | null> {
     expectString(path, 'path');
-    throwIfAborted(options.abortSignal, 'readFile');
-    return callNative(() => this.#native.readFile(path));
+    expectOptionalObject(options, 'options');
+    expectOptionalSignal(options.abortSignal, 'abortSignal');
+    return callNative(() => withAbort(options.abortSignal, 'readFile', (token) => this.#native.readFile(path, token)));
   }
 
   /**
@@ -237,8 +246,8 @@ export class Session implements AsyncDisposable {
   async openFile(path: string, options: ReadFileOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
     expectString(path, 'path');
     const { abortSignal } = options;
-    throwIfAborted(abortSignal, 'openFile');
-    const reader = await callNative(() => this.#native.openFile(path));
+    expectOptionalSignal(abortSignal, 'abortSignal');
+    const reader = await callNative(() => withAbort(abortSignal, 'openFile', (token) => this.#native.openFile(path, token)));
     if (reader === null) return null;
     if (!abortSignal) return fileStream(reader);
     const onAbort = (): void => reader.cancel();
@@ -313,11 +322,13 @@ export class Session implements AsyncDisposable {
    *
    * @param key 1 to 128 of `[a-z0-9_.-]`, starting with a letter or digit.
    * @returns The image id.
+   * @param options `abortSignal` (`E_ABORTED`).
    * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad key.
    */
-  async commitTemplate(key: string): Promise<string> {
+  async commitTemplate(key: string, options: CallOptions = {}): Promise<string> {
     expectString(key, 'key');
-    return callNative(() => this.#native.commitTemplate(key));
+    const signal = callSignal(options);
+    return callNative(() => withAbort(signal, 'commitTemplate', (token) => this.#native.commitTemplate(key, token)));
   }
 
   /**
@@ -327,11 +338,13 @@ export class Session implements AsyncDisposable {
    * Engine API: `GET /containers/{id}/json`.
    *
    * @param port A container port the session was created with (1–65535).
+   * @param options `abortSignal` (`E_ABORTED`).
    * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a port out of range or not published.
    */
-  async hostAddress(port: number): Promise<string> {
+  async hostAddress(port: number, options: CallOptions = {}): Promise<string> {
     expectPort(port, 'port');
-    return callNative(() => this.#native.hostAddress(port));
+    const signal = callSignal(options);
+    return callNative(() => withAbort(signal, 'hostAddress', (token) => this.#native.hostAddress(port, token)));
   }
 
   /**
@@ -340,10 +353,12 @@ export class Session implements AsyncDisposable {
    *
    * Engine API: `GET /containers/{id}/json` (`Config.WorkingDir`).
    *
+   * @param options `abortSignal` (`E_ABORTED`).
    * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once the container is gone.
    */
-  async workingDirectory(): Promise<string> {
-    return callNative(() => this.#native.workingDirectory());
+  async workingDirectory(options: CallOptions = {}): Promise<string> {
+    const signal = callSignal(options);
+    return callNative(() => withAbort(signal, 'workingDirectory', (token) => this.#native.workingDirectory(token)));
   }
 
   /**
@@ -363,10 +378,13 @@ export class Session implements AsyncDisposable {
    *   container is another live process's; no engine call.
    * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once the container is gone.
    */
-  async setNetworkPolicy(policy: NetworkPolicy): Promise<void> {
+  async setNetworkPolicy(policy: NetworkPolicy, options: CallOptions = {}): Promise<void> {
     expectObject(policy, 'policy');
     expectString(policy.mode, 'mode');
-    return callNative(() => this.#native.setNetworkPolicy(policy.mode));
+    const signal = callSignal(options);
+    return callNative(() =>
+      withAbort(signal, 'setNetworkPolicy', (token) => this.#native.setNetworkPolicy(policy.mode, token)),
+    );
   }
 
   /**
@@ -379,13 +397,16 @@ export class Session implements AsyncDisposable {
    * Engine API: `POST /containers/{id}/stop?t=…`; when the timer fires, `GET /containers/{id}/json`
    * and `DELETE /containers/{id}?force=1&v=1`.
    *
-   * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL).
+   * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL), `abortSignal`
+   *   (`E_ABORTED` at once; the container may still stop, as the engine received the request).
    */
   async stop(options: StopOptions = {}): Promise<StopResult> {
     expectOptionalObject(options, 'options');
     expectOptionalBoolean(options.force, 'force');
     expectOptionalNumber(options.timeoutMs, 'timeoutMs', { min: 0 });
-    return callNative(() => this.#native.stop(compact({ force: options.force, timeoutMs: options.timeoutMs })));
+    expectOptionalSignal(options.abortSignal, 'abortSignal');
+    const native = compact({ force: options.force, timeoutMs: options.timeoutMs });
+    return callNative(() => withAbort(options.abortSignal, 'stop', (token) => this.#native.stop(native, token)));
   }
 
   /**
@@ -400,13 +421,17 @@ export class Session implements AsyncDisposable {
    *
    * Engine API: `DELETE /containers/{id}?force=1&v=1`.
    *
-   * @param options `force`: remove even when adopted.
+   * @param options `force`: remove even when adopted; `abortSignal`: settles the call at once
+   *   with `E_ABORTED` and keeps the duty (call `remove()` again).
    * @throws EngineError `E_ENGINE` / EngineUnavailableError `E_ENGINE_UNAVAILABLE` when removal fails (retry later).
+   * @throws AbortedError `E_ABORTED` when `abortSignal` fires (the duty is kept).
    */
   async remove(options: RemoveOptions = {}): Promise<RemoveResult> {
     expectOptionalObject(options, 'options');
     expectOptionalBoolean(options.force, 'force');
-    return callNative(() => this.#native.remove(compact({ force: options.force })));
+    expectOptionalSignal(options.abortSignal, 'abortSignal');
+    const native = compact({ force: options.force });
+    return callNative(() => withAbort(options.abortSignal, 'remove', (token) => this.#native.remove(native, token)));
   }
 
   /**
@@ -420,14 +445,24 @@ export class Session implements AsyncDisposable {
    *
    * @throws EngineError `E_ENGINE` / EngineUnavailableError `E_ENGINE_UNAVAILABLE` (the record is kept; retry).
    */
-  async release(): Promise<ReleaseResult> {
-    return callNative(() => this.#native.release()) as Promise<ReleaseResult>;
+  async release(options: CallOptions = {}): Promise<ReleaseResult> {
+    const signal = callSignal(options);
+    return callNative(() =>
+      withAbort(signal, 'release', (token) => this.#native.release(token)),
+    ) as Promise<ReleaseResult>;
   }
 
   /** Same as {@link Session.remove} without options, for `await using session = ...`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.remove();
   }
+}
+
+/** The checked `abortSignal` of a method's `CallOptions`. */
+function callSignal(options: CallOptions): AbortSignal | undefined {
+  expectOptionalObject(options, 'options');
+  expectOptionalSignal(options.abortSignal, 'abortSignal');
+  return options.abortSignal;
 }
 
 function toBuffer(value: unknown, field = 'stdin'): Buffer | undefined {

@@ -1,8 +1,9 @@
+import { withAbort } from './abort';
 import { loadBinding } from './binding';
 import { engineOptions, type NativeEngineOptions } from './engine-option';
 import { callNative } from './native-call';
-import type { EngineOptions } from './types';
-import { compact, expectOptionalObject, expectOptionalStringRecord, expectString } from './validate';
+import type { CallOptions, EngineOptions } from './types';
+import { compact, expectOptionalObject, expectOptionalSignal, expectOptionalStringRecord, expectString } from './validate';
 
 /** The local image repository templates live in (`berth-template:<key>`); never pushed. */
 export const TEMPLATE_REPO = 'berth-template';
@@ -24,7 +25,7 @@ export interface TemplateInfo {
 }
 
 /** Options of the template functions. */
-export interface TemplateOptions extends EngineOptions {
+export interface TemplateOptions extends EngineOptions, CallOptions {
   /** Only templates whose image carries all of these labels (exact matches). @default every template */
   labels?: Record<string, string>;
 }
@@ -32,6 +33,7 @@ export interface TemplateOptions extends EngineOptions {
 function nativeOptions(options: TemplateOptions): NativeEngineOptions & { labels?: Record<string, string> } {
   expectOptionalObject(options, 'options');
   expectOptionalStringRecord(options.labels, 'labels');
+  expectOptionalSignal(options.abortSignal, 'abortSignal');
   return compact({ labels: options.labels, ...engineOptions(options) });
 }
 
@@ -40,11 +42,15 @@ function nativeOptions(options: TemplateOptions): NativeEngineOptions & { labels
  * committed per `identity`. Changes nothing.
  *
  * Engine API: `GET /images/json?filters={"reference":["berth-template"],"label":[…]}`.
- * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
+ * @param options `abortSignal`: aborts the call at once, whatever the engine does.
+ * @throws {BerthError} with a code listed in the core's `list_templates` doc
+ *   (crates/berth-core/src/lifecycle/templates.rs), `E_ABORTED` among them.
  */
 export async function listTemplates(options: TemplateOptions = {}): Promise<TemplateInfo[]> {
   const native = nativeOptions(options);
-  const list = await callNative(() => loadBinding().listTemplates(native));
+  const list = await callNative(() =>
+    withAbort(options.abortSignal, 'listTemplates', (token) => loadBinding().listTemplates(native, token)),
+  );
   return list.map((t) => ({ key: t.key, reference: t.reference, id: t.id, createdMs: t.createdMs, size: t.size, labels: t.labels }));
 }
 
@@ -52,19 +58,28 @@ export async function listTemplates(options: TemplateOptions = {}): Promise<Temp
  * Removes the template `berth-template:<key>` unless a container still uses it (never forced).
  *
  * Engine API: `DELETE /images/berth-template:<key>`.
+ * @param options `abortSignal`: aborts the call at once, whatever the engine does.
  * @returns `'removed'`, `'in-use'` (nothing removed) or `'absent'`.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a malformed key.
+ * @throws {BerthError} with a code listed in the core's `remove_template` doc
+ *   (crates/berth-core/src/lifecycle/templates.rs): `E_INVALID_ARGUMENT` for a malformed key, `E_ABORTED`, ...
  */
-export async function removeTemplate(key: string, options: EngineOptions = {}): Promise<'removed' | 'in-use' | 'absent'> {
+export async function removeTemplate(
+  key: string,
+  options: EngineOptions & CallOptions = {},
+): Promise<'removed' | 'in-use' | 'absent'> {
   expectString(key, 'key');
   const native = nativeOptions(options);
-  return (await callNative(() => loadBinding().removeTemplate(key, native))) as 'removed' | 'in-use' | 'absent';
+  return (await callNative(() =>
+    withAbort(options.abortSignal, 'removeTemplate', (token) => loadBinding().removeTemplate(key, native, token)),
+  )) as 'removed' | 'in-use' | 'absent';
 }
 
 /**
  * Removes every template (matching `labels`) that no container uses; keeps the others.
  *
  * Engine API: as {@link listTemplates}, then `DELETE /images/berth-template:<key>` for each.
+ * `abortSignal` bounds the whole call: an abort stops it at once (`E_ABORTED`); what was removed
+ * before stays removed.
  * @returns The keys removed and the keys kept because a container uses them.
  */
 export async function pruneTemplates(options: TemplateOptions = {}): Promise<{ removed: string[]; kept: string[] }> {
@@ -79,7 +94,9 @@ export async function pruneTemplates(options: TemplateOptions = {}): Promise<{ r
 }
 
 /** @internal Whether `berth-template:<key>` exists (`GET /images/{ref}/json`). */
-export async function templateExists(key: string, options: EngineOptions = {}): Promise<boolean> {
+export async function templateExists(key: string, options: EngineOptions & CallOptions = {}): Promise<boolean> {
   const native = nativeOptions(options);
-  return callNative(() => loadBinding().templateExists(key, native));
+  return callNative(() =>
+    withAbort(options.abortSignal, 'templateExists', (token) => loadBinding().templateExists(key, native, token)),
+  );
 }

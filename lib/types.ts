@@ -26,6 +26,17 @@ export interface EngineOptions {
   connectTimeoutMs?: number;
 }
 
+/**
+ * The caller's bound on one call. Every engine request of the call is raced against the
+ * signal (and against the call's own deadline where it has one, such as exec's `timeoutMs`)
+ * and a per-request timeout (README, "Deadlines and signals"): an abort settles the call at
+ * once with `E_ABORTED`, whatever the engine does.
+ */
+export interface CallOptions {
+  /** Aborts the call: it rejects with `E_ABORTED`; what it created on the way is removed by id. */
+  abortSignal?: AbortSignal;
+}
+
 /** One image pull progress event, as the engine reports it (Podman reports few). */
 export interface PullProgress {
   /** The layer (or tag) the event is about; null when the event names none. */
@@ -51,7 +62,10 @@ export interface PullOptions {
 }
 
 /** Options of {@link ensureImage}. */
-export interface EnsureImageOptions extends PullOptions, EngineOptions {}
+export interface EnsureImageOptions extends PullOptions, EngineOptions, CallOptions {}
+
+/** Options of {@link engineInfo}. */
+export interface EngineInfoOptions extends EngineOptions, CallOptions {}
 
 /** What {@link engineInfo} reports about the engine the options select. */
 export interface EngineInfo {
@@ -177,7 +191,7 @@ export interface SessionListing extends PeekResult {
 }
 
 /** Which managed sessions {@link listSessions} and {@link reapOrphans} cover. Both filters are exact label matches, never name filters. */
-export interface SessionScope extends EngineOptions {
+export interface SessionScope extends EngineOptions, CallOptions {
   /** Only sessions created with this prefix. @default every prefix */
   prefix?: string;
   /** Only sessions whose container carries all of these labels. @default no filter */
@@ -436,7 +450,7 @@ export interface ResumeSessionOptions extends EngineOptions {
 }
 
 /** Options of {@link peek}. */
-export interface PeekOptions extends EngineOptions {
+export interface PeekOptions extends EngineOptions, CallOptions {
   /** Container name prefix. @default 'berth' */
   prefix?: string;
 }
@@ -464,7 +478,7 @@ export type SpawnOptions = Omit<ExecOptions, 'maxBufferBytes'>;
 
 /** Options of {@link Session.readFile} and {@link Session.openFile}. */
 export interface ReadFileOptions {
-  /** Rejects with `E_ABORTED` when already aborted; cancels a stream being read. */
+  /** Aborts the read (`E_ABORTED`, at once, whatever the engine does); cancels a stream being read. */
   abortSignal?: AbortSignal;
 }
 
@@ -499,7 +513,7 @@ export interface NetworkPolicy {
  * an adopted handle resolves `{ stopped: false, reason: 'not-owner' }` without an engine call
  * unless `force`. See docs/design.md#ownership-and-removal.
  */
-export interface StopOptions {
+export interface StopOptions extends CallOptions {
   /** Stop even an adopted session (another process's container). @default false */
   force?: boolean;
   /** Grace period after SIGTERM before SIGKILL, in milliseconds. @default 10000 */
@@ -513,7 +527,7 @@ export interface StopResult {
 }
 
 /** Options of {@link Session.remove}. */
-export interface RemoveOptions {
+export interface RemoveOptions extends CallOptions {
   /** Remove even an adopted session. @default false */
   force?: boolean;
 }

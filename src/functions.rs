@@ -80,7 +80,9 @@ pub fn peek<'e>(
     env: &'e Env,
     session_id: Utf16String,
     options: Option<BindingPeekOptions>,
+    token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'e, Option<BindingPeekResult>>> {
+    let cancel = token_of(token);
     let (prefix, engine) = match options {
         Some(o) => (
             o.prefix,
@@ -92,7 +94,8 @@ pub fn peek<'e>(
     let prefix = prefix.map(|p| p.to_vec());
     env.spawn_future(async move {
         let engine = js(engine)?;
-        js(berth_core::peek(&id, prefix.as_deref(), &engine).await).map(|p| p.map(Into::into))
+        js(berth_core::peek(&id, prefix.as_deref(), &engine, &cancel).await)
+            .map(|p| p.map(Into::into))
     })
 }
 
@@ -119,22 +122,24 @@ pub(super) fn sink(f: PullProgressFn) -> ProgressSink {
 /// Engine API: `GET /images/{image}/json`, `POST /images/create?fromImage=&tag=&platform=`.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_ENGINE`.
 #[napi(
-    ts_args_type = "image: string, options?: BindingEnsureImageOptions | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
+    ts_args_type = "image: string, options?: BindingEnsureImageOptions | undefined | null, token?: CancelToken | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
     ts_return_type = "Promise<void>"
 )]
 pub fn ensure_image<'e>(
     env: &'e Env,
     image: String,
     options: Option<BindingEnsureImageOptions>,
+    token: Option<&CancelToken>,
     on_pull_progress: Option<PullProgressFn>,
 ) -> napi::Result<PromiseRaw<'e, ()>> {
+    let cancel = token_of(token);
     let converted = options
         .map(BindingEnsureImageOptions::into_core)
         .unwrap_or_else(|| Ok(Default::default()));
     env.spawn_future(async move {
         let (engine, mut pull) = js(converted)?;
         pull.on_progress = on_pull_progress.map(sink);
-        js(berth_core::ensure_image_at(&engine, &image, &pull).await)
+        js(berth_core::ensure_image_at(&engine, &image, &pull, &cancel).await)
     })
 }
 
@@ -145,12 +150,14 @@ pub fn ensure_image<'e>(
 pub fn engine_info<'e>(
     env: &'e Env,
     options: Option<BindingEngineOptions>,
+    token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'e, BindingEngineInfo>> {
+    let cancel = token_of(token);
     let converted = options
         .map(BindingEngineOptions::into_core)
         .unwrap_or_else(|| Ok(Default::default()));
     env.spawn_future(async move {
         let engine = js(converted)?;
-        js(berth_core::engine_info(&engine).await).map(Into::into)
+        js(berth_core::engine_info(&engine, &cancel).await).map(Into::into)
     })
 }

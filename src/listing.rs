@@ -6,6 +6,7 @@ use napi::bindgen_prelude::{Either, PromiseRaw, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 
+use super::cancel::{token_of, CancelToken};
 use super::engine_options::engine_options;
 use super::errors::js;
 use super::peek_options::BindingPeekResult;
@@ -171,7 +172,9 @@ fn scope(prefix: Option<Utf16String>, labels: Option<HashMap<String, String>>) -
 pub fn list_sessions<'e>(
     env: &'e Env,
     options: Option<BindingListOptions>,
+    token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'e, Vec<BindingListEntry>>> {
+    let cancel = token_of(token);
     let o = options.unwrap_or(BindingListOptions {
         prefix: None,
         labels: None,
@@ -185,7 +188,7 @@ pub fn list_sessions<'e>(
     let engine = engine_options(o.socket_path, o.engine, o.connect_timeout_ms);
     env.spawn_future(async move {
         let engine = js(engine)?;
-        let list = js(berth_core::list_sessions(&scope, &engine).await)?;
+        let list = js(berth_core::list_sessions(&scope, &engine, &cancel).await)?;
         let mut out: Vec<BindingListEntry> = list
             .into_iter()
             .map(|l: Listing| BindingListEntry {
@@ -195,7 +198,7 @@ pub fn list_sessions<'e>(
             })
             .collect();
         if unmanaged {
-            let others = js(berth_core::list_unmanaged(&scope, &engine).await)?;
+            let others = js(berth_core::list_unmanaged(&scope, &engine, &cancel).await)?;
             out.extend(others.into_iter().map(|p| BindingListEntry {
                 session: p.into(),
                 holders: Vec::new(),
@@ -215,7 +218,9 @@ pub fn list_sessions<'e>(
 pub fn reap_orphans<'e>(
     env: &'e Env,
     options: Option<BindingReapOptions>,
+    token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'e, BindingReapReport>> {
+    let cancel = token_of(token);
     let o = options.unwrap_or(BindingReapOptions {
         dry_run: None,
         prefix: None,
@@ -229,7 +234,7 @@ pub fn reap_orphans<'e>(
     let engine = engine_options(o.socket_path, o.engine, o.connect_timeout_ms);
     env.spawn_future(async move {
         let engine = js(engine)?;
-        let r: ReapReport = js(berth_core::reap_orphans(dry_run, &scope, &engine).await)?;
+        let r: ReapReport = js(berth_core::reap_orphans(dry_run, &scope, &engine, &cancel).await)?;
         Ok(BindingReapReport {
             removed: r.removed.into_iter().map(entry_js).collect(),
             kept: r.kept.into_iter().map(entry_js).collect(),

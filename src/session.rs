@@ -99,17 +99,23 @@ impl BindingSession {
     /// `POST /volumes/create` (the deadline record). Errors: `E_INVALID_ARGUMENT`,
     /// `E_SESSION_BUSY` (`reason: 'not-owner'`: an adopted handle, no engine call),
     /// `E_SESSION_NOT_FOUND` (removed; `details.reason: 'expired'` when it had expired),
-    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`.
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`, `E_ABORTED` (`token`).
     #[napi(ts_return_type = "Promise<number>")]
-    pub fn set_timeout<'e>(&self, env: &'e Env, ms: f64) -> napi::Result<PromiseRaw<'e, f64>> {
+    pub fn set_timeout<'e>(
+        &self,
+        env: &'e Env,
+        ms: f64,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, f64>> {
         let inner = self.inner.clone();
+        let cancel = token_of(token);
         let ms = js(whole_number(
             "ms",
             ms,
             0,
             berth_core::MAX_RETENTION_MS as i64,
         ))?;
-        env.spawn_future(async move { Ok(js(inner.set_timeout(ms as u64).await)? as f64) })
+        env.spawn_future(async move { Ok(js(inner.set_timeout(ms as u64, &cancel).await)? as f64) })
     }
 
     /// Runs `argv` (never a shell string) and buffers stdout and stderr as bytes.
@@ -142,11 +148,13 @@ impl BindingSession {
         &self,
         env: &'e Env,
         port: f64,
+        token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, String>> {
         let inner = self.inner.clone();
+        let cancel = token_of(token);
         env.spawn_future(async move {
             let port = js(whole_number("port", port, 1, 65535))?;
-            js(inner.host_address(port).await)
+            js(inner.host_address(port, &cancel).await)
         })
     }
 
@@ -159,15 +167,17 @@ impl BindingSession {
         &self,
         env: &'e Env,
         options: Option<BindingStopOptions>,
+        token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, BindingStopResult>> {
         let inner = self.inner.clone();
+        let cancel = token_of(token);
         let force = options.as_ref().and_then(|o| o.force).unwrap_or(false);
         let timeout = options.and_then(|o| o.timeout_ms);
         env.spawn_future(async move {
             let timeout_ms = js(timeout
                 .map(|t| whole_number("timeoutMs", t, 0, i64::from(i32::MAX)).map(|t| t as u64))
                 .transpose())?;
-            let out = js(inner.stop(force, timeout_ms).await)?;
+            let out = js(inner.stop(force, timeout_ms, &cancel).await)?;
             Ok(BindingStopResult {
                 stopped: out.stopped,
                 reason: out.reason.map(str::to_string),
@@ -181,10 +191,15 @@ impl BindingSession {
     /// `{ released: false, reason: 'owner' }` for an owner (its duty is to remove) and
     /// `'already-released'` without an engine call later. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     #[napi(ts_return_type = "Promise<BindingReleaseResult>")]
-    pub fn release<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, BindingReleaseResult>> {
+    pub fn release<'e>(
+        &self,
+        env: &'e Env,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, BindingReleaseResult>> {
         let inner = self.inner.clone();
+        let cancel = token_of(token);
         env.spawn_future(async move {
-            let out = js(inner.release().await)?;
+            let out = js(inner.release(&cancel).await)?;
             Ok(BindingReleaseResult {
                 released: out.released,
                 reason: out.reason.map(str::to_string),
@@ -198,9 +213,14 @@ impl BindingSession {
     /// Engine API: `GET /containers/{id}/json` (`Config.WorkingDir`). Errors:
     /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn working_directory<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn working_directory<'e>(
+        &self,
+        env: &'e Env,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, String>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move { js(inner.working_directory().await) })
+        let cancel = token_of(token);
+        env.spawn_future(async move { js(inner.working_directory(&cancel).await) })
     }
 
     /// Sets the container's outbound network access: `mode` `'deny-all'` detaches it from
@@ -217,11 +237,13 @@ impl BindingSession {
         &self,
         env: &'e Env,
         mode: String,
+        token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, ()>> {
         let inner = self.inner.clone();
+        let cancel = token_of(token);
         env.spawn_future(async move {
             let policy = js(NetworkPolicy::parse(&mode))?;
-            js(inner.set_network_policy(policy).await)
+            js(inner.set_network_policy(policy, &cancel).await)
         })
     }
 
@@ -235,11 +257,13 @@ impl BindingSession {
         &self,
         env: &'e Env,
         options: Option<BindingRemoveOptions>,
+        token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, BindingRemoveResult>> {
         let inner = self.inner.clone();
+        let cancel = token_of(token);
         let force = options.and_then(|o| o.force).unwrap_or(false);
         env.spawn_future(async move {
-            let out = js(inner.remove(force).await)?;
+            let out = js(inner.remove(force, &cancel).await)?;
             Ok(BindingRemoveResult {
                 removed: out.removed,
                 reason: out.reason.map(str::to_string),
@@ -282,9 +306,13 @@ impl BindingSession {
         &self,
         env: &'e Env,
         path: String,
+        token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, Option<Buffer>>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move { Ok(js(inner.read_file(&path).await)?.map(Buffer::from)) })
+        let cancel = token_of(token);
+        env.spawn_future(
+            async move { Ok(js(inner.read_file(&path, &cancel).await)?.map(Buffer::from)) },
+        )
     }
 
     /// Opens a file for reading in 64 KiB chunks; `null` when nothing is at `path`.
@@ -294,10 +322,12 @@ impl BindingSession {
         &self,
         env: &'e Env,
         path: String,
+        token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, Option<BindingFileReader>>> {
         let inner = self.inner.clone();
+        let cancel = token_of(token);
         env.spawn_future(async move {
-            Ok(js(inner.open_file(&path).await)?.map(BindingFileReader::new))
+            Ok(js(inner.open_file(&path, &cancel).await)?.map(BindingFileReader::new))
         })
     }
 
@@ -356,8 +386,10 @@ impl BindingSession {
         &self,
         env: &'e Env,
         key: String,
+        token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, String>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move { js(inner.commit_template(&key).await) })
+        let cancel = token_of(token);
+        env.spawn_future(async move { js(inner.commit_template(&key, &cancel).await) })
     }
 }

@@ -6,6 +6,7 @@ use napi::bindgen_prelude::{Either, PromiseRaw};
 use napi::Env;
 use napi_derive::napi;
 
+use super::cancel::{token_of, CancelToken};
 use super::engine_options::engine_options;
 use super::errors::js;
 use berth_core::EngineOptions;
@@ -54,25 +55,33 @@ fn engine_of(o: &Option<BindingTemplateOptions>) -> berth_core::Result<EngineOpt
 
 /// Whether the template `berth-template:<key>` exists.
 ///
-/// Engine API: `GET /images/{ref}/json`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// Engine API: `GET /images/{ref}/json`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`,
+/// `E_ABORTED` (`token`), `E_ENGINE`.
 #[napi(ts_return_type = "Promise<boolean>")]
 pub fn template_exists<'e>(
     env: &'e Env,
     key: String,
     options: Option<BindingTemplateOptions>,
+    token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'e, bool>> {
+    let cancel = token_of(token);
     let engine = engine_of(&options);
-    env.spawn_future(async move { js(berth_core::template_exists(&js(engine)?, &key).await) })
+    env.spawn_future(
+        async move { js(berth_core::template_exists(&js(engine)?, &key, &cancel).await) },
+    )
 }
 
 /// Every template (optionally only those carrying `labels`).
 ///
-/// Engine API: `GET /images/json?filters=`. Errors: `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// Engine API: `GET /images/json?filters=`. Errors: `E_ENGINE_UNAVAILABLE`, `E_ABORTED`
+/// (`token`), `E_ENGINE`.
 #[napi(ts_return_type = "Promise<BindingTemplate[]>")]
 pub fn list_templates<'e>(
     env: &'e Env,
     options: Option<BindingTemplateOptions>,
+    token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'e, Vec<BindingTemplate>>> {
+    let cancel = token_of(token);
     let engine = engine_of(&options);
     let mut labels: Vec<(String, String)> = options
         .and_then(|o| o.labels)
@@ -80,7 +89,7 @@ pub fn list_templates<'e>(
         .unwrap_or_default();
     labels.sort();
     env.spawn_future(async move {
-        let list = js(berth_core::list_templates(&js(engine)?, &labels).await)?;
+        let list = js(berth_core::list_templates(&js(engine)?, &labels, &cancel).await)?;
         Ok(list
             .into_iter()
             .map(|t| BindingTemplate {
@@ -99,17 +108,19 @@ pub fn list_templates<'e>(
 /// `'removed'`, `'in-use'` or `'absent'`.
 ///
 /// Engine API: `DELETE /images/{ref}` (never forced). Errors: `E_INVALID_ARGUMENT`,
-/// `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// `E_ENGINE_UNAVAILABLE`, `E_ABORTED` (`token`), `E_ENGINE`.
 #[napi(ts_return_type = "Promise<'removed' | 'in-use' | 'absent'>")]
 pub fn remove_template<'e>(
     env: &'e Env,
     key: String,
     options: Option<BindingTemplateOptions>,
+    token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'e, String>> {
+    let cancel = token_of(token);
     let engine = engine_of(&options);
     env.spawn_future(async move {
         Ok(
-            match js(berth_core::remove_template(&js(engine)?, &key).await)? {
+            match js(berth_core::remove_template(&js(engine)?, &key, &cancel).await)? {
                 Removal::Removed => "removed",
                 Removal::InUse => "in-use",
                 Removal::Absent => "absent",

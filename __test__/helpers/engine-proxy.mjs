@@ -1,8 +1,10 @@
 // A unix-socket proxy in front of the engine under test, for proving what berth sends: every
 // request is recorded (so "no engine call" is counted, not assumed), and a test can hold a
 // request until it says so (an operation in flight) or answer one itself with an HTTP error
-// (a failure of that one call, without stopping the shared engine). Hijacked connections
-// (exec attach) are piped through untouched.
+// (a failure of that one call, without stopping the shared engine), forward one and lose its
+// answer (the engine did it, berth never hears: `drop`), or stop answering altogether
+// (`hangAll`: a hung engine that still accepts connections). Hijacked connections (exec attach)
+// are piped through untouched unless the proxy hangs.
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -43,6 +45,15 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
   const failures = [];
   /** @type {{ match: RequestMatch, arrived: () => void, released: Promise<void> }[]} */
   const holds = [];
+  /** @type {{ match: RequestMatch, times: number, mode: 'hang' | 'destroy', forwarded: () => void }[]} */
+  const drops = [];
+  let hangingAll = false;
+  /** Requests (and upgrades) left unanswered on purpose, ended by `recover()` or `close()`. */
+  /** @type {Set<{ destroy: () => void }>} */
+  const hung = new Set();
+  /** Upgraded (hijacked) connections, which the HTTP server no longer tracks. */
+  /** @type {Set<{ destroy: () => void }>} */
+  const upgraded = new Set();
   let seq = 0;
 
   /** @param {http.IncomingMessage} req */
@@ -61,6 +72,12 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
 
   const server = http.createServer(async (req, res) => {
     const entry = record(req);
+    if (hangingAll) {
+      // Accepted, read, never answered.
+      req.resume();
+      hung.add(res.socket ?? res);
+      return;
+    }
     const hold = holds.find((h) => h.match(entry));
     if (hold) {
       holds.splice(holds.indexOf(hold), 1);
@@ -86,9 +103,19 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
     const headers = { ...req.headers };
     delete headers['transfer-encoding'];
     if (body.length > 0 || headers['content-length'] !== undefined) headers['content-length'] = String(body.length);
+    const drop = drops.find((d) => d.times > 0 && d.match(entry));
+    if (drop) drop.times -= 1;
     const upstream = http.request(
       { socketPath: target, method: req.method, path: req.url, headers, agent: false },
       (up) => {
+        if (drop) {
+          // The engine did it; its answer is lost.
+          up.resume();
+          drop.forwarded();
+          if (drop.mode === 'destroy') res.destroy();
+          else hung.add(res.socket ?? res);
+          return;
+        }
         res.writeHead(up.statusCode ?? 502, up.headers);
         entry.answeredSeq = ++seq;
         up.pipe(res);
@@ -105,6 +132,10 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
   // Exec attach and friends upgrade the connection: replay the head, then pipe raw bytes.
   server.on('upgrade', (req, socket, head) => {
     const entry = record(req);
+    if (hangingAll) {
+      hung.add(socket);
+      return;
+    }
     const upstream = net.connect(target, () => {
       const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
       for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
@@ -113,6 +144,12 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
       entry.answeredSeq = ++seq;
       upstream.pipe(socket);
       socket.pipe(upstream);
+    });
+    upgraded.add(socket);
+    upgraded.add(upstream);
+    socket.on('close', () => {
+      upgraded.delete(socket);
+      upgraded.delete(upstream);
     });
     upstream.on('error', () => socket.destroy());
     socket.on('error', () => upstream.destroy());
@@ -163,8 +200,35 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
       holds.push({ match, arrived, released: /** @type {Promise<void>} */ (released) });
       return { arrived: arrivedPromise, release };
     },
+    /**
+     * Forwards the next `times` requests matching `match` to the engine, then loses the answer:
+     * `mode: 'hang'` never answers, `'destroy'` closes the connection. `forwarded` resolves once
+     * the engine answered the (first) dropped request.
+     * @param {RequestMatch} match
+     * @param {{ times?: number, mode?: 'hang' | 'destroy' }} [options]
+     */
+    drop(match, { times = 1, mode = 'hang' } = {}) {
+      /** @type {() => void} */
+      let forwarded = () => {};
+      const forwardedPromise = new Promise((resolve) => (forwarded = () => resolve(undefined)));
+      drops.push({ match, times, mode, forwarded });
+      return { forwarded: forwardedPromise };
+    },
+    /** From now on every request and upgrade is accepted and never answered (a hung engine). */
+    hangAll() {
+      hangingAll = true;
+    },
+    /** Answers again: ends the hung requests' connections and stops hanging new ones. */
+    recover() {
+      hangingAll = false;
+      for (const h of hung) h.destroy();
+      hung.clear();
+    },
     /** Stops listening, drops open connections and removes the socket's directory. */
     async close() {
+      for (const h of [...hung, ...upgraded]) h.destroy();
+      hung.clear();
+      upgraded.clear();
       server.closeAllConnections?.();
       await new Promise((resolve) => server.close(() => resolve(undefined)));
       rmSync(dir, { recursive: true, force: true });

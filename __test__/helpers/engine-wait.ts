@@ -57,6 +57,15 @@ export function waitForNoProcess(id: string, match: string | ((p: ContainerProce
   );
 }
 
+/**
+ * Polls container `id` until berth's tree kill of a timed-out or aborted exec has finished:
+ * it runs after the call settled (docs/design.md#exec), as its own exec
+ * (`sh -c <script> berth-kill <marker>`) that sleeps briefly between TERM and KILL.
+ */
+export function waitForTreeKill(id: string): Promise<void> {
+  return waitForNoProcess(id, (p) => p.args.includes('berth-kill') || p.args === 'sleep 0.2');
+}
+
 /** Polls until a container named (or with id) `nameOrId` exists and runs; resolves to its inspect body. */
 export function waitForRunningContainer(nameOrId: string): Promise<any> {
   return vi.waitFor(

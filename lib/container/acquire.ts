@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSession } from '../create-session';
+import { AbortedError } from '../errors/aborted-error';
 import { SessionBusyError } from '../errors/session-busy-error';
 import { SessionExistsError } from '../errors/session-exists-error';
 import { SessionNotFoundError } from '../errors/session-not-found-error';
@@ -39,12 +40,14 @@ export interface AcquireSpec extends EngineOptions {
  * {@link ACQUIRE_ATTEMPTS} times); a session another process is still setting up is waited
  * for (up to {@link INITIALISING_WAIT_MS}).
  *
+ * Every step is bounded by `abortSignal` (`E_ABORTED`; what the create made is removed by id).
+ *
  * @returns The session: `created` (this call made it) or `adopted`.
  * @throws The first step's berth error, with `exitCode`, `stderr` and `args` of that step.
  */
-export async function acquire(spec: AcquireSpec): Promise<Session> {
+export async function acquire(spec: AcquireSpec, abortSignal?: AbortSignal): Promise<Session> {
   const { sandboxId, name, prefix, image, workDir, ports, env, user, labels, engine, socketPath, connectTimeoutMs } = spec;
-  const where = { engine, socketPath, connectTimeoutMs };
+  const where = { engine, socketPath, connectTimeoutMs, ...(abortSignal ? { abortSignal } : {}) };
   const run = runArgv(name, { image, workDir, ports, env, user });
   const waitUntil = Date.now() + INITIALISING_WAIT_MS;
   for (let attempt = 1; ; attempt++) {
@@ -67,6 +70,12 @@ export async function acquire(spec: AcquireSpec): Promise<Session> {
       if (initialising) {
         attempt -= 1;
         await sleep(INITIALISING_POLL_MS);
+        if (abortSignal?.aborted) {
+          throw withLegacyFields(
+            new AbortedError('ready aborted while another process set the sandbox up', { details: { operation: 'ready' }, cause: abortSignal.reason }),
+            startArgv(name),
+          );
+        }
       }
     }
   }

@@ -1,13 +1,14 @@
+import { withAbort } from '../abort';
 import { loadBinding, type NativeBinding } from '../binding';
 import { engineOptions } from '../engine-option';
 import { callNative } from '../native-call';
 import { Session } from '../session';
-import type { EngineOptions } from '../types';
-import { compact, expectString } from '../validate';
+import type { CallOptions, EngineOptions } from '../types';
+import { compact, expectOptionalSignal, expectString } from '../validate';
 import { LEGACY_PREFIX } from './container-name';
 
 /** Options of {@link adoptUnlabelled}. */
-export interface AdoptUnlabelledOptions extends EngineOptions {
+export interface AdoptUnlabelledOptions extends EngineOptions, CallOptions {
   /** The sandbox (session) id. */
   sessionId: string;
   /** The image the container must run. */
@@ -28,11 +29,13 @@ export interface AdoptUnlabelledOptions extends EngineOptions {
  * @throws InvalidArgumentError `E_INVALID_ARGUMENT` before any engine call.
  * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when nothing holds the name.
  * @throws ForeignContainerError `E_FOREIGN_CONTAINER` when the container carries berth's labels, or runs another image.
+ * @throws AbortedError `E_ABORTED` when `abortSignal` fires.
  * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
  */
 export async function adoptUnlabelled(options: AdoptUnlabelledOptions): Promise<Session> {
-  const { sessionId, image, prefix = LEGACY_PREFIX, engine, socketPath, connectTimeoutMs } = options;
+  const { sessionId, image, prefix = LEGACY_PREFIX, engine, socketPath, connectTimeoutMs, abortSignal } = options;
   expectString(sessionId, 'sessionId', { wellFormed: false });
+  expectOptionalSignal(abortSignal, 'abortSignal');
   expectString(image, 'image');
   expectString(prefix, 'prefix', { wellFormed: false });
   const native = compact({
@@ -41,5 +44,7 @@ export async function adoptUnlabelled(options: AdoptUnlabelledOptions): Promise<
     prefix,
     ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as Parameters<NativeBinding['adoptUnlabelled']>[0];
-  return new Session(await callNative(() => loadBinding().adoptUnlabelled(native)));
+  return new Session(
+    await callNative(() => withAbort(abortSignal, 'ready', (token) => loadBinding().adoptUnlabelled(native, token))),
+  );
 }

@@ -1,7 +1,11 @@
+import { AbortedError } from '../errors/aborted-error';
 import type { Session } from '../session';
+import type { CallOptions } from '../types';
 import {
   compact,
   expectObject,
+  expectOptionalObject,
+  expectOptionalSignal,
   expectOptionalString,
   expectOptionalStringRecord,
   expectPort,
@@ -103,59 +107,78 @@ class LegacyContainerHandle implements ContainerHandle {
     return this.#session?.id ?? null;
   }
 
-  async ready(): Promise<string> {
+  async ready(options: CallOptions = {}): Promise<string> {
+    const abortSignal = callSignal(options, []);
     // No await before the acquisition is registered when nothing is being removed: a
     // remove() called right after ready() must find it in flight and wait for it.
     if (this.#removing) await this.#removalSettled();
-    if (this.#session) return this.name;
-    this.#acquiring ??= acquire(this.#spec)
-      .then((session) => {
-        this.#session = session;
-        this.#removed = false;
-        return session;
-      })
-      .finally(() => {
-        this.#acquiring = undefined;
-      });
-    await this.#acquiring;
-    return this.name;
+    for (;;) {
+      if (this.#session) return this.name;
+      // The acquisition is bounded by the signal of the call that starts it; a call that joins
+      // one in flight waits for it within its own signal, and acquires again when another
+      // caller's abort ended it.
+      const joined = this.#acquiring !== undefined;
+      this.#acquiring ??= acquire(this.#spec, abortSignal)
+        .then((session) => {
+          this.#session = session;
+          this.#removed = false;
+          return session;
+        })
+        .finally(() => {
+          this.#acquiring = undefined;
+        });
+      try {
+        await (joined ? within(this.#acquiring, abortSignal, 'ready', []) : this.#acquiring);
+        return this.name;
+      } catch (error) {
+        if (joined && AbortedError.isInstance(error) && abortSignal?.aborted !== true) continue;
+        throw error;
+      }
+    }
   }
 
-  async hostAddress(port: number): Promise<string> {
+  async hostAddress(port: number, options: CallOptions = {}): Promise<string> {
+    let abortSignal: AbortSignal | undefined;
     try {
       expectPort(port, 'port');
+      abortSignal = callSignal(options, []);
     } catch (error) {
       throw withLegacyFields(error, portArgv(this.name, port));
     }
+    const bound = abortSignal ? { abortSignal } : {};
     // The old module acquires first; ready()'s own errors carry its own step's fields.
     let session = this.#session;
     while (!session) {
-      await this.ready();
+      await this.ready(bound);
       session = this.#session; // undefined only when a remove() ran in between: acquire again
     }
     try {
-      return await session.hostAddress(port);
+      return await session.hostAddress(port, bound);
     } catch (error) {
       throw withLegacyFields(error, portArgv(this.name, port));
     }
   }
 
-  async remove(): Promise<ContainerRemoveResult> {
-    await this.#acquisitionSettled();
-    this.#removing ??= this.#removeHeld().finally(() => {
+  async remove(options: CallOptions = {}): Promise<ContainerRemoveResult> {
+    const abortSignal = callSignal(options, []);
+    await within(this.#acquisitionSettled(), abortSignal, 'remove', []);
+    // One removal at a time, bounded by the signal of the call that starts it (an aborted
+    // removal keeps the duty: the next call removes).
+    const joined = this.#removing !== undefined;
+    this.#removing ??= this.#removeHeld(abortSignal).finally(() => {
       this.#removing = undefined;
     });
-    return this.#removing;
+    return joined ? within(this.#removing, abortSignal, 'remove', []) : this.#removing;
   }
 
-  async #removeHeld(): Promise<ContainerRemoveResult> {
+  async #removeHeld(abortSignal: AbortSignal | undefined): Promise<ContainerRemoveResult> {
     const session = this.#session;
     if (!session) return { removed: false, reason: this.#removed ? 'already-removed' : 'not-acquired' };
     // Adopted: someone else's container, never touched (not even released: no engine call).
     if (session.ownership !== 'created') return { removed: false, reason: 'not-owner' };
     let result;
     try {
-      result = await session.remove();
+      result = await session.remove(abortSignal ? { abortSignal } : {});
     } catch (error) {
       // The native session keeps its duty: the next remove() retries by id.
       throw withLegacyFields(error, removeArgv(session.id));
@@ -165,10 +188,11 @@ class LegacyContainerHandle implements ContainerHandle {
     return result.removed ? { removed: true } : { removed: false, reason: result.reason as ContainerRemoveResult['reason'] };
   }
 
-  async peek(): Promise<string | undefined> {
+  async peek(options: CallOptions = {}): Promise<string | undefined> {
+    const abortSignal = callSignal(options, inspectArgv(this.name));
     const { sandboxId, prefix, engine, socketPath, connectTimeoutMs } = this.#spec;
     try {
-      const seen = await peek(sandboxId, compact({ prefix, engine, socketPath, connectTimeoutMs }));
+      const seen = await peek(sandboxId, compact({ prefix, engine, socketPath, connectTimeoutMs, abortSignal }));
       return seen?.state === 'running' ? this.name : undefined;
     } catch (error) {
       throw withLegacyFields(error, inspectArgv(this.name));
@@ -184,4 +208,34 @@ class LegacyContainerHandle implements ContainerHandle {
   async #removalSettled(): Promise<void> {
     while (this.#removing) await this.#removing.catch(() => {});
   }
+}
+
+/** The `abortSignal` of a handle method's options, checked (`E_INVALID_ARGUMENT` with `args`). */
+function callSignal(options: CallOptions, args: string[]): AbortSignal | undefined {
+  try {
+    expectOptionalObject(options, 'options');
+    expectOptionalSignal(options.abortSignal, 'abortSignal');
+  } catch (error) {
+    throw withLegacyFields(error, args);
+  }
+  const { abortSignal } = options;
+  return abortSignal;
+}
+
+/**
+ * `work`, or `E_ABORTED` (naming `operation`) as soon as `signal` fires: a call waiting for work
+ * another call started settles by its own signal; the work itself goes on.
+ */
+function within<T>(work: Promise<T>, signal: AbortSignal | undefined, operation: string, args: string[]): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(withLegacyFields(aborted(`${operation} aborted`, operation, signal), args));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function aborted(message: string, operation: string, signal: AbortSignal): AbortedError {
+  return new AbortedError(message, { details: { operation }, cause: signal.reason });
 }

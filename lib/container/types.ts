@@ -1,4 +1,4 @@
-import type { EngineOptions } from '../types';
+import type { CallOptions, EngineOptions } from '../types';
 
 /**
  * Options of {@link createContainerHandle}: the old `container.ts` options, plus berth's
@@ -57,12 +57,17 @@ export interface ContainerHandle {
    * Engine API: `POST /containers/create?name=…`, `POST /containers/{id}/start`, and when the
    * name is taken `GET /containers/{name}/json` (plus berth's records for a berth session).
    *
+   * `abortSignal` bounds the call: it rejects `E_ABORTED` at once, and what its create made is
+   * removed by id. A call that joins an acquisition in flight waits for it within its own
+   * signal (the acquisition is bounded by the signal of the call that started it).
+   *
    * @returns The container name.
+   * @throws AbortedError `E_ABORTED` when `abortSignal` fires.
    * @throws InvalidArgumentError `E_INVALID_ARGUMENT` (a session id berth refuses, a bad image reference, ...) before any engine call.
    * @throws ForeignContainerError `E_FOREIGN_CONTAINER` when the name is held by a container this handle may not adopt.
    * @throws ImageNotFoundError `E_IMAGE_NOT_FOUND`, SessionBusyError `E_SESSION_BUSY`, EngineUnavailableError `E_ENGINE_UNAVAILABLE`, EngineError `E_ENGINE`.
    */
-  ready(): Promise<string>;
+  ready(options?: CallOptions): Promise<string>;
   /**
    * `"127.0.0.1:<host port>"` of container `port`/tcp (for a remote engine, its host).
    * Acquires first, as the old module does (`await ready()`): a handle that holds no
@@ -70,11 +75,13 @@ export interface ContainerHandle {
    *
    * Engine API: what `ready()` calls (when nothing is held yet), then `GET /containers/{id}/json`.
    *
+   * `abortSignal` bounds both steps (`E_ABORTED`).
+   *
    * @throws Whatever `ready()` throws, when it had to acquire.
    * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a port out of range or not published.
    * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when the container is gone; EngineError `E_ENGINE` (409) when it is not running.
    */
-  hostAddress(port: number): Promise<string>;
+  hostAddress(port: number, options?: CallOptions): Promise<string>;
   /**
    * Removes, by id, the container this handle created. Waits for a `ready()` in flight first.
    * An adopted container, or a handle that holds none, resolves without any engine call.
@@ -82,15 +89,17 @@ export interface ContainerHandle {
    * After a removal, `ready()` creates again.
    *
    * Engine API: `DELETE /containers/{id}?force=true&v=true` (created containers only).
+   * `abortSignal`: an aborted removal rejects `E_ABORTED` at once and keeps the duty.
    *
+   * @throws AbortedError `E_ABORTED` when `abortSignal` fires.
    * @throws EngineError `E_ENGINE`, EngineUnavailableError `E_ENGINE_UNAVAILABLE` (retry later: the duty is kept).
    */
-  remove(): Promise<ContainerRemoveResult>;
+  remove(options?: CallOptions): Promise<ContainerRemoveResult>;
   /**
    * The container name when a container under it is running now, else `undefined` (absent,
    * created, paused, exited), as the old module answers. Never creates, starts or unpauses anything.
    *
-   * Engine API: `GET /containers/{name}/json`.
+   * Engine API: `GET /containers/{name}/json`. `abortSignal` bounds it (`E_ABORTED`).
    */
-  peek(): Promise<string | undefined>;
+  peek(options?: CallOptions): Promise<string | undefined>;
 }

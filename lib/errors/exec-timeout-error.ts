@@ -18,7 +18,7 @@ export interface ExecTimeoutDetails {
 }
 
 /**
- * `E_EXEC_TIMEOUT`: An exec ran past `timeoutMs`: its process tree was terminated inside the container. No exit code is made up; the output so far is in `details`.
+ * `E_EXEC_TIMEOUT`: An exec ran past `timeoutMs`: its process tree is terminated inside the container right after (in the background). No exit code is made up; the output so far is in `details`.
  */
 export class ExecTimeoutError extends BerthError<ExecTimeoutDetails> {
   protected readonly [SYMBOL] = true;

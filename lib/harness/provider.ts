@@ -134,16 +134,16 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
           where,
           ...signal,
           ...lifetime,
-          firstCreate: async (builder) => onFirstCreate((await wrap(builder, spec.ports ?? [], true)).restricted(), signal),
+          firstCreate: async (builder) => onFirstCreate((await wrap(builder, spec.ports ?? [], true, abortSignal)).restricted(), signal),
         });
-        return wrap(session, spec.ports ?? [], removeOnStop).catch(async (error: unknown) => {
+        return wrap(session, spec.ports ?? [], removeOnStop, abortSignal).catch(async (error: unknown) => {
           await session.remove().catch(() => {});
           throw error;
         });
       }
       const session = await createSession({ ...spec, ...where, ...lifetime, sessionId: id, ...signal });
       try {
-        const wrapped = await wrap(session, spec.ports ?? [], removeOnStop);
+        const wrapped = await wrap(session, spec.ports ?? [], removeOnStop, abortSignal);
         if (onFirstCreate) await onFirstCreate(wrapped.restricted(), signal);
         return wrapped;
       } catch (error) {
@@ -163,7 +163,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
         ...(abortSignal ? { abortSignal } : {}),
       });
       try {
-        return await wrap(session, spec.ports ?? [], false);
+        return await wrap(session, spec.ports ?? [], false, abortSignal);
       } catch (error) {
         if (session.ownership === 'adopted') await session.release().catch(() => {});
         throw error;
@@ -174,9 +174,15 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
 
 /**
  * The harness session over `session`, its default working directory read from the container
- * (inspect's `Config.WorkingDir`, where its execs start; one request, no exec).
+ * (inspect's `Config.WorkingDir`, where its execs start; one request, no exec), bounded by the
+ * harness call's `abortSignal`.
  */
-async function wrap(session: Session, ports: number[], removeOnStop: boolean): Promise<BerthSandboxSession> {
-  const defaultWorkingDirectory = await session.workingDirectory();
+async function wrap(
+  session: Session,
+  ports: number[],
+  removeOnStop: boolean,
+  abortSignal: AbortSignal | undefined,
+): Promise<BerthSandboxSession> {
+  const defaultWorkingDirectory = await session.workingDirectory(abortSignal ? { abortSignal } : {});
   return new BerthSandboxSession(session, { defaultWorkingDirectory, ports, removeOnStop });
 }

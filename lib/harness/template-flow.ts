@@ -77,8 +77,9 @@ export async function createFromTemplate(input: {
   const timeout = timeoutMs === undefined ? {} : { timeoutMs };
   const key = templateKey(identity, spec);
   const signal = { ...(abortSignal ? { abortSignal } : {}), ...(removeAfterStopMs === undefined ? {} : { removeAfterStopMs }) };
+  const bound = abortSignal ? { abortSignal } : {};
   for (;;) {
-    if (await templateExists(key, where)) {
+    if (await templateExists(key, { ...where, ...bound })) {
       try {
         const { setupCommands: _skipped, ...rest } = spec;
         return await createSession({ ...rest, ...where, ...signal, ...timeout, image: `${TEMPLATE_REPO}:${key}`, sessionId });
@@ -100,7 +101,7 @@ export async function createFromTemplate(input: {
     }
     try {
       await firstCreate(builder);
-      await builder.commitTemplate(key);
+      await builder.commitTemplate(key, bound);
     } finally {
       await builder.remove();
     }
@@ -115,12 +116,18 @@ async function waitForBuild(key: string, spec: ProviderSpec, where: EngineOption
     if (abortSignal?.aborted) {
       throw new AbortedError('createSession aborted while waiting for a template', { details: { operation: 'createSession' } });
     }
-    if (await templateExists(key, where)) return;
-    const builder = await peek(builderSessionId(key), { ...prefix, ...where });
+    const bound = abortSignal ? { abortSignal } : {};
+    if (await templateExists(key, { ...where, ...bound })) return;
+    const builder = await peek(builderSessionId(key), { ...prefix, ...where, ...bound });
     if (builder === null) return;
     if (builder.owner?.liveness === 'dead') {
       // Its builder died mid-build: take the duty over and remove it, then build again.
-      const orphan = await resumeSession({ sessionId: builderSessionId(key), takeOver: true, ...prefix, ...where }).catch(() => null);
+      const orphan = await resumeSession({ sessionId: builderSessionId(key), takeOver: true, ...prefix, ...where, ...bound }).catch(
+        (error: unknown) => {
+          if (AbortedError.isInstance(error)) throw error;
+          return null;
+        },
+      );
       if (orphan?.ownership === 'inherited') await orphan.remove();
       else await orphan?.release();
       return;
@@ -130,6 +137,19 @@ async function waitForBuild(key: string, spec: ProviderSpec, where: EngineOption
         details: { sessionId: builderSessionId(key), name: builder.name, id: builder.id, reason: 'template-building', owner: builder.owner },
       });
     }
-    await new Promise((resolve) => setTimeout(resolve, TEMPLATE_POLL_MS));
+    await pause(TEMPLATE_POLL_MS, abortSignal);
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` fires (the loop then rejects `E_ABORTED`). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

@@ -152,7 +152,8 @@ impl Session {
         owner: Option<Owner>,
     ) -> Self {
         Session {
-            engine,
+            // The handle outlives the call that made it: no caller's bounds stay attached.
+            engine: engine.detached(),
             id,
             name,
             session_id,
@@ -285,8 +286,15 @@ impl Session {
     /// A failure rejects and keeps the duty (in this handle and in its record), so a retry,
     /// or a reaper run after this process died, removes. Adopted without `force`: no engine
     /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
-    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the duty is kept; retry).
-    pub async fn remove(&self, force: bool) -> Result<RemoveOutcome> {
+    /// `cancel` aborts it (`E_ABORTED`, at once, whatever the engine does); the duty is then
+    /// kept, as after any failure.
+    /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the duty is kept; retry).
+    pub async fn remove(&self, force: bool, cancel: &CancellationToken) -> Result<RemoveOutcome> {
+        let engine = self.engine.within(cancel, "remove");
+        engine.step(self.remove_within(&engine, force)).await
+    }
+
+    async fn remove_within(&self, engine: &Engine, force: bool) -> Result<RemoveOutcome> {
         let mut state = self.state.lock().await;
         if state.duty == Duty::Done {
             return Ok(RemoveOutcome {
@@ -300,7 +308,7 @@ impl Session {
                 reason: Some("not-owner"),
             });
         }
-        let outcome = crate::ownership::removal::remove_by_id(&self.engine, &self.id).await?;
+        let outcome = crate::ownership::removal::remove_by_id(engine, &self.id).await?;
         state.mark_done();
         process_duty::forget(&self.id);
         Ok(match outcome {
@@ -321,8 +329,14 @@ impl Session {
     /// `DELETE /volumes/berth-holder-<id>-<token>` (this handle's own record only). An owner
     /// (created or inherited) cannot release: its duty is to remove (`owner`). Later calls,
     /// and calls after removal, resolve `already-released` without an engine call.
-    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the record is kept; retry).
-    pub async fn release(&self) -> Result<ReleaseOutcome> {
+    /// `cancel` aborts it (`E_ABORTED`; the record is kept).
+    /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the record is kept; retry).
+    pub async fn release(&self, cancel: &CancellationToken) -> Result<ReleaseOutcome> {
+        let engine = self.engine.within(cancel, "release");
+        engine.step(self.release_within(&engine)).await
+    }
+
+    async fn release_within(&self, engine: &Engine) -> Result<ReleaseOutcome> {
         let mut state = self.state.lock().await;
         if self.owns() && state.duty != Duty::Done {
             return Ok(ReleaseOutcome {
@@ -336,7 +350,7 @@ impl Session {
                 reason: Some("already-released"),
             });
         };
-        hold::release(&self.engine, &record).await?;
+        hold::release(engine, &record).await?;
         state.record = None;
         Ok(ReleaseOutcome {
             released: true,
@@ -349,9 +363,26 @@ impl Session {
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
     /// no engine call, `not-owner`. An owner's stop of a session created with
     /// `removeAfterStopMs` arms this process's removal timer
-    /// ([`process_duty::arm_after_stop`]).
-    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-    pub async fn stop(&self, force: bool, timeout_ms: Option<u64>) -> Result<StopOutcome> {
+    /// ([`process_duty::arm_after_stop`]). `cancel` aborts it (`E_ABORTED`, at once).
+    /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn stop(
+        &self,
+        force: bool,
+        timeout_ms: Option<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<StopOutcome> {
+        let engine = self.engine.within(cancel, "stop");
+        engine
+            .step(self.stop_within(&engine, force, timeout_ms))
+            .await
+    }
+
+    async fn stop_within(
+        &self,
+        engine: &Engine,
+        force: bool,
+        timeout_ms: Option<u64>,
+    ) -> Result<StopOutcome> {
         let state = self.state.lock().await;
         if state.duty == Duty::Done {
             return Ok(StopOutcome {
@@ -367,7 +398,7 @@ impl Session {
         }
         Ok(
             match calls::stop_by_id(
-                &self.engine,
+                engine,
                 &self.id,
                 timeout_ms.unwrap_or(DEFAULT_STOP_TIMEOUT_MS),
             )
@@ -396,11 +427,26 @@ impl Session {
     /// `E_SESSION_BUSY` (`reason: 'not-owner'`) without an engine call, since the container
     /// is another live process's. After `remove()`: `E_SESSION_NOT_FOUND`.
     /// Errors: `E_INVALID_ARGUMENT` (see [`networks::set_policy`]), `E_SESSION_BUSY`,
-    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-    pub async fn set_network_policy(&self, policy: NetworkPolicy) -> Result<()> {
+    /// `E_SESSION_NOT_FOUND`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn set_network_policy(
+        &self,
+        policy: NetworkPolicy,
+        cancel: &CancellationToken,
+    ) -> Result<()> {
+        let engine = self.engine.within(cancel, "setNetworkPolicy");
+        engine
+            .step(self.set_network_policy_within(&engine, policy))
+            .await
+    }
+
+    async fn set_network_policy_within(
+        &self,
+        engine: &Engine,
+        policy: NetworkPolicy,
+    ) -> Result<()> {
         let state = self.state.lock().await;
         self.owner_only(state.duty == Duty::Done)?;
-        networks::set_policy(&self.engine, &self.id, policy, || self.not_found()).await
+        networks::set_policy(engine, &self.id, policy, || self.not_found()).await
     }
 
     /// Runs `argv` in the container; see [`exec::exec`].
@@ -438,9 +484,10 @@ impl Session {
     /// `Config.WorkingDir` (the create's `workDir`, else the image's), `/` when neither set one.
     ///
     /// `GET /containers/{id}/json`. Errors: `E_SESSION_NOT_FOUND` (the container is gone),
-    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-    pub async fn working_directory(&self) -> Result<String> {
-        let c = crate::engine::container::inspect(&self.engine, &self.id)
+    /// `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn working_directory(&self, cancel: &CancellationToken) -> Result<String> {
+        let engine = self.engine.within(cancel, "workingDirectory");
+        let c = crate::engine::container::inspect(&engine, &self.id)
             .await?
             .ok_or_else(|| Error::SessionNotFound {
                 session_id: self.session_id.clone(),
@@ -457,10 +504,19 @@ impl Session {
 
     /// The published host address of container port `port`/tcp; see [`ports::host_address`].
     /// Errors: `E_INVALID_ARGUMENT` (port out of range or not published),
-    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-    pub async fn host_address(&self, port: i64) -> Result<String> {
+    /// `E_SESSION_NOT_FOUND`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn host_address(&self, port: i64, cancel: &CancellationToken) -> Result<String> {
         let port = validate_port("port", port)?;
-        ports::host_address(&self.engine, &self.id, &self.session_id, &self.name, port).await
+        let engine = self.engine.within(cancel, "hostAddress");
+        engine
+            .step(ports::host_address(
+                &engine,
+                &self.id,
+                &self.session_id,
+                &self.name,
+                port,
+            ))
+            .await
     }
 
     /// Starts `argv` and streams its output; see [`stream::spawn`].
@@ -491,9 +547,9 @@ impl Session {
         .map_err(|e| self.gone_is_not_found(e))
     }
 
-    fn target(&self) -> Target<'_> {
+    fn target<'a>(&'a self, engine: &'a Engine) -> Target<'a> {
         Target {
-            engine: &self.engine,
+            engine,
             id: &self.id,
             name: &self.name,
             session_id: &self.session_id,
@@ -502,46 +558,67 @@ impl Session {
 
     /// The filesystem context: probed once and cached when the probe's exec answered;
     /// a fallback answer (container stopped, no `sh`) is used once and probed again next time.
-    async fn fs(&self) -> Result<FsContext> {
+    async fn fs(&self, engine: &Engine) -> Result<FsContext> {
         if let Some(ctx) = self.fs.get() {
             return Ok(ctx.clone());
         }
-        let (ctx, definitive) = context::probe(self.target()).await?;
+        let (ctx, definitive) = context::probe(self.target(engine)).await?;
         if definitive {
             let _ = self.fs.set(ctx.clone());
         }
         Ok(ctx)
     }
 
-    /// Opens a file for streaming reads; `None` when absent. See [`files::open`].
+    /// Opens a file for streaming reads; `None` when absent. See [`files::open`]. `cancel`
+    /// bounds the opening (later chunks are bounded by the reader's own cancel and the
+    /// per-chunk timeout).
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_SESSION_NOT_FOUND`,
-    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-    pub async fn open_file(&self, path: &str) -> Result<Option<FileReader>> {
+    /// `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn open_file(
+        &self,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<FileReader>> {
+        let engine = self.engine.within(cancel, "openFile");
+        engine.step(self.open_within(&engine, path)).await
+    }
+
+    async fn open_within(&self, engine: &Engine, path: &str) -> Result<Option<FileReader>> {
         files::normalize_path("path", path)?;
-        let ctx = self.fs().await?;
-        files::open(self.target(), &ctx, path).await
+        let ctx = self.fs(engine).await?;
+        files::open(self.target(engine), &ctx, path).await
     }
 
     /// Reads a whole file; `None` when absent. Files up to 1 MiB go through the session's
     /// channel ([`crate::files::channel`]) when the image can run it; others, and whatever the
     /// channel cannot read, through [`files::open`].
+    /// `cancel` aborts it at once (`E_ABORTED`), whatever the engine does.
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_SESSION_NOT_FOUND`,
-    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-    pub async fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+    /// `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    pub async fn read_file(
+        &self,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<u8>>> {
+        let engine = self.engine.within(cancel, "readFile");
+        engine.step(self.read_within(&engine, path, cancel)).await
+    }
+
+    async fn read_within(
+        &self,
+        engine: &Engine,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<u8>>> {
         let norm = files::normalize_path("path", path)?;
-        let never = CancellationToken::new();
-        match self
-            .channel
-            .read(&self.engine, &self.id, &norm, &never)
-            .await?
-        {
+        match self.channel.read(engine, &self.id, &norm, cancel).await? {
             Outcome::Done(bytes) => return Ok(bytes),
             Outcome::IsDir => {
                 return Err(Error::invalid("path", format!("`{norm}` is a directory")))
             }
             Outcome::Fallback => {}
         }
-        match self.open_file(path).await? {
+        match self.open_within(engine, path).await? {
             Some(mut r) => r.read_to_end().await.map(Some),
             None => Ok(None),
         }
@@ -560,6 +637,20 @@ impl Session {
         mode: Option<u32>,
         cancel: &CancellationToken,
     ) -> Result<()> {
+        let engine = self.engine.within(cancel, "writeFile");
+        engine
+            .step(self.write_within(&engine, path, data, mode, cancel))
+            .await
+    }
+
+    async fn write_within(
+        &self,
+        engine: &Engine,
+        path: &str,
+        data: Data,
+        mode: Option<u32>,
+        cancel: &CancellationToken,
+    ) -> Result<()> {
         let norm = files::normalize_path("path", path)?;
         let file_mode = mode.unwrap_or(files::DEFAULT_FILE_MODE);
         if file_mode > 0o7777 {
@@ -568,7 +659,7 @@ impl Session {
         if let Data::Bytes(bytes) = &data {
             match self
                 .channel
-                .write(&self.engine, &self.id, &norm, file_mode, bytes, cancel)
+                .write(engine, &self.id, &norm, file_mode, bytes, cancel)
                 .await?
             {
                 Outcome::Done(()) => return Ok(()),
@@ -578,14 +669,16 @@ impl Session {
                 Outcome::Fallback => {}
             }
         }
-        let ctx = self.fs().await?;
-        files::write(self.target(), &ctx, path, data, mode, cancel).await
+        let ctx = self.fs(engine).await?;
+        files::write(self.target(engine), &ctx, path, data, mode, cancel).await
     }
 
     /// Commits this container to the template `berth-template:<key>`; see [`templates::commit`].
-    /// Returns the image id. Errors: `E_INVALID_ARGUMENT` (a bad key), `E_ENGINE`,
+    /// Returns the image id. `cancel` aborts it (`E_ABORTED`).
+    /// Errors: `E_INVALID_ARGUMENT` (a bad key), `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
-    pub async fn commit_template(&self, key: &str) -> Result<String> {
-        templates::commit(&self.engine, &self.id, key).await
+    pub async fn commit_template(&self, key: &str, cancel: &CancellationToken) -> Result<String> {
+        let engine = self.engine.within(cancel, "commitTemplate");
+        engine.step(templates::commit(&engine, &self.id, key)).await
     }
 }

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use bollard::query_parameters::{RemoveContainerOptionsBuilder, StopContainerOptionsBuilder};
 
+use crate::engine::bounded::CHANGE_TIMEOUT_MS;
+use crate::engine::bounded::STOP_EXTRA_MS;
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::inspect;
 use crate::engine::container::Facts;
@@ -33,7 +35,14 @@ pub(crate) async fn remove_container(engine: &Engine, id: &str) -> Result<Remova
         .force(true)
         .v(true)
         .build();
-    let outcome = match engine.docker.remove_container(id, Some(opts)).await {
+    let outcome = match engine
+        .call(
+            "DELETE /containers/{id}",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.remove_container(id, Some(opts)),
+        )
+        .await?
+    {
         Ok(()) => Removal::Removed,
         Err(e) if status(&e) == Some(404) => Removal::Absent,
         Err(e) if matches!(status(&e), Some(409) | Some(500)) => {
@@ -87,7 +96,15 @@ pub(crate) enum Stop {
 pub(crate) async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Result<Stop> {
     let secs = i32::try_from(timeout_ms.div_ceil(1000)).unwrap_or(i32::MAX);
     let opts = StopContainerOptionsBuilder::default().t(secs).build();
-    match engine.docker.stop_container(id, Some(opts)).await {
+    // The engine answers after the grace period: the request may take that long, and more.
+    match engine
+        .call(
+            "POST /containers/{id}/stop",
+            timeout_ms.saturating_add(STOP_EXTRA_MS),
+            engine.docker.stop_container(id, Some(opts)),
+        )
+        .await?
+    {
         Ok(()) => Ok(Stop::Stopped),
         Err(e) if status(&e) == Some(404) => Ok(Stop::Absent),
         Err(e) => Err(engine.error("stop container", e)),
@@ -99,14 +116,20 @@ pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
     match f.state {
         "running" | "restarting" => Ok(()),
         "paused" => engine
-            .docker
-            .unpause_container(&f.id)
-            .await
+            .call(
+                "POST /containers/{id}/unpause",
+                CHANGE_TIMEOUT_MS,
+                engine.docker.unpause_container(&f.id),
+            )
+            .await?
             .map_err(|e| engine.error("unpause container", e)),
         _ => engine
-            .docker
-            .start_container(&f.id, None)
-            .await
+            .call(
+                "POST /containers/{id}/start",
+                CHANGE_TIMEOUT_MS,
+                engine.docker.start_container(&f.id, None),
+            )
+            .await?
             .map_err(|e| engine.error("start container", e)),
     }
 }

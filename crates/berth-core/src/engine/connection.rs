@@ -16,8 +16,10 @@ pub(crate) use crate::engine::discovery::EngineKind;
 use crate::engine::discovery::{self, Candidate, EngineSelector, Host, Wanted};
 use crate::model::errors::{Error, Result};
 
-/// Request timeout for ordinary engine calls, in seconds (send until response headers).
-pub(crate) const REQUEST_TIMEOUT_SECS: u64 = 120;
+/// bollard's own request timeout, in seconds (send until response headers): only a backstop.
+/// Every request is bounded by its own per-request timeout (`crate::engine::bounded`), which
+/// for a large upload is longer than any flat value would be.
+pub(crate) const REQUEST_TIMEOUT_SECS: u64 = 3_600;
 /// Default time the first `GET /version` of an endpoint may take before the engine counts
 /// as unavailable, in milliseconds (the `connectTimeoutMs` option overrides it).
 pub(crate) const CONNECT_TIMEOUT_MS: u64 = 10_000;
@@ -51,6 +53,8 @@ pub(crate) struct Engine {
     /// The engine's host for a `tcp://` endpoint (ports published there are reached on it);
     /// `None` for a local socket.
     pub remote_host: Option<String>,
+    /// The call scope every request is bounded by (`crate::engine::bounded`); none by default.
+    pub(crate) bounds: std::sync::Arc<crate::engine::bounded::Bounds>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -251,6 +255,7 @@ pub(crate) async fn open(c: &Candidate, timeout_ms: u64) -> Result<Engine> {
         version: version.version.unwrap_or_default(),
         api_version: format!("{}.{}", v.major_version, v.minor_version),
         remote_host: remote_host_of(&c.endpoint),
+        bounds: Default::default(),
     })
 }
 

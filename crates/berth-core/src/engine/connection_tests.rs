@@ -254,6 +254,7 @@ fn published_addresses_of_a_remote_engine_name_its_host() {
         version: "20.10".into(),
         api_version: "1.41".into(),
         remote_host: remote_host_of(endpoint),
+        bounds: Default::default(),
     };
     let remote = engine("tcp://10.0.0.5:2375");
     assert!(remote.is_remote());

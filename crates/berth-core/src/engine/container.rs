@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use bollard::models::{ContainerInspectResponse, ContainerSummary};
 use bollard::query_parameters::ListContainersOptionsBuilder;
 
+use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 use crate::model::identity::Owner;
@@ -41,7 +42,14 @@ impl Deref for Inspected {
 /// Errors: `E_ENGINE` (including an answer that cannot be decoded even with the state word
 /// normalised), `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn inspect(engine: &Engine, name_or_id: &str) -> Result<Option<Inspected>> {
-    match engine.docker.inspect_container(name_or_id, None).await {
+    match engine
+        .call(
+            "GET /containers/{id}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_container(name_or_id, None),
+        )
+        .await?
+    {
         Ok(c) => {
             let raw_state = c
                 .state
@@ -88,7 +96,14 @@ pub(crate) async fn list_by_labels(engine: &Engine, labels: &[String]) -> Result
         .all(true)
         .filters(&filters)
         .build();
-    match engine.docker.list_containers(Some(opts)).await {
+    match engine
+        .call(
+            "GET /containers/json",
+            READ_TIMEOUT_MS,
+            engine.docker.list_containers(Some(opts)),
+        )
+        .await?
+    {
         Ok(list) => Ok(list
             .into_iter()
             .map(|summary| Listed {

@@ -11,6 +11,8 @@ use bollard::auth::DockerCredentials;
 use bollard::query_parameters::CreateImageOptionsBuilder;
 use futures_util::StreamExt;
 
+use crate::engine::bounded::PULL_IDLE_TIMEOUT_MS;
+use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::{self, status, Engine, EngineOptions};
 use crate::model::errors::{Error, Result};
 use crate::model::pull::validate_platform;
@@ -28,18 +30,25 @@ pub struct PullOptions {
 
 /// `ensureImage`: connects, then [`ensure_image`].
 ///
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_ENGINE`.
+/// Every request is bounded by `cancel` (an abort closes the pull's connection, which
+/// cancels it) and a per-request timeout; a pull by its progress ([`PULL_IDLE_TIMEOUT_MS`]).
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_ABORTED`,
+/// `E_ENGINE`.
 pub async fn ensure_image_at(
     engine_opts: &EngineOptions,
     image: &str,
     opts: &PullOptions,
+    cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<()> {
     validate_image(image)?;
     if let Some(p) = &opts.platform {
         validate_platform(p)?;
     }
-    let engine = connection::connect(engine_opts).await?;
-    ensure_image(&engine, image, opts).await
+    let engine =
+        crate::engine::cancel::guard(cancel, "ensureImage", connection::connect(engine_opts))
+            .await?
+            .within(cancel, "ensureImage");
+    engine.step(ensure_image(&engine, image, opts)).await
 }
 
 /// Makes sure `image` is present on `engine`: `GET /images/{image}/json`, else a pull
@@ -48,7 +57,14 @@ pub async fn ensure_image_at(
 /// Errors: `E_IMAGE_NOT_FOUND` with the registry's reason when the pull fails (the
 /// failure arrives inside the 200 stream), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn ensure_image(engine: &Engine, image: &str, opts: &PullOptions) -> Result<()> {
-    match engine.docker.inspect_image(image).await {
+    match engine
+        .call(
+            "GET /images/{name}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_image(image),
+        )
+        .await?
+    {
         Ok(_) => return Ok(()),
         Err(e) if status(&e) == Some(404) => {}
         Err(e) => return Err(engine.error("inspect image", e)),
@@ -68,7 +84,11 @@ pub(crate) async fn ensure_image(engine: &Engine, image: &str, opts: &PullOption
             .unwrap_or(None);
     let mut stream = engine.docker.create_image(Some(b.build()), None, creds);
     let mut failure: Option<String> = None;
-    while let Some(item) = stream.next().await {
+    // A pull has no total bound: each progress message must come within PULL_IDLE_TIMEOUT_MS.
+    while let Some(item) = engine
+        .call("POST /images/create", PULL_IDLE_TIMEOUT_MS, stream.next())
+        .await?
+    {
         match item {
             Ok(info) => {
                 if let Some(sink) = &opts.on_progress {
@@ -101,7 +121,14 @@ pub(crate) async fn ensure_image(engine: &Engine, image: &str, opts: &PullOption
         }
     }
     // A pull can report spurious stream errors after success: the image decides.
-    match engine.docker.inspect_image(image).await {
+    match engine
+        .call(
+            "GET /images/{name}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_image(image),
+        )
+        .await?
+    {
         Ok(_) => Ok(()),
         Err(e) if status(&e) == Some(404) => Err(Error::ImageNotFound {
             image: image.into(),

@@ -1,5 +1,6 @@
 //! Engine info: what berth is connected to (kind, version, API version, endpoint, rootless).
 
+use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::{self, EngineKind, EngineOptions};
 use crate::model::errors::Result;
 
@@ -26,12 +27,21 @@ pub struct EngineInfo {
 /// Connects as every operation does and describes the engine.
 ///
 /// Engine API: `GET /version` (once per endpoint per process), `GET /info`.
-/// Errors: `E_INVALID_ARGUMENT` (bad `engine`), `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
-pub async fn engine_info(options: &EngineOptions) -> Result<EngineInfo> {
+/// Every request is bounded by `cancel` and a per-request timeout.
+/// Errors: `E_INVALID_ARGUMENT` (bad `engine`), `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
+pub async fn engine_info(
+    options: &EngineOptions,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<EngineInfo> {
     // The rule connect() follows for these options (its cache is keyed by endpoint, not rule).
     let strategy = connection::choose(options, &crate::engine::discovery::Host::current())?.source;
-    let engine = connection::connect(options).await?;
-    let security: Vec<String> = match engine.docker.info().await {
+    let engine = crate::engine::cancel::guard(cancel, "engineInfo", connection::connect(options))
+        .await?
+        .within(cancel, "engineInfo");
+    let security: Vec<String> = match engine
+        .call("GET /info", READ_TIMEOUT_MS, engine.docker.info())
+        .await?
+    {
         Ok(info) => info.security_options.unwrap_or_default(),
         // An engine's /info may carry values bollard's enums refuse: read the raw answer.
         Err(bollard::errors::Error::JsonDataError { contents, .. }) => {

@@ -3,6 +3,7 @@
 //! networks, ports, bind sources). Imports only [`crate::model`].
 
 pub mod bind_source;
+pub mod bounded;
 pub mod calls;
 pub mod cancel;
 pub mod connection;
@@ -10,6 +11,7 @@ pub mod container;
 pub mod discovery;
 pub mod images;
 pub mod info;
+pub mod logs;
 pub mod networks;
 pub mod ports;
 pub mod templates;

@@ -7,6 +7,7 @@
 
 use bollard::models::{NetworkConnectRequest, NetworkDisconnectRequest};
 
+use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::inspect;
 use crate::model::errors::{Error, Result};
@@ -113,7 +114,14 @@ pub(crate) async fn set_policy(
                     container: id.to_string(),
                     force: Some(true),
                 };
-                if let Err(e) = engine.docker.disconnect_network(&network, req).await {
+                if let Err(e) = engine
+                    .call(
+                        "POST /networks/{id}/disconnect",
+                        CHANGE_TIMEOUT_MS,
+                        engine.docker.disconnect_network(&network, req),
+                    )
+                    .await?
+                {
                     // Already detached by a concurrent call: the state asked for holds.
                     if status(&e) == Some(404) && inspect(engine, id).await?.is_some() {
                         continue;
@@ -129,9 +137,12 @@ pub(crate) async fn set_policy(
                     ..Default::default()
                 };
                 engine
-                    .docker
-                    .connect_network(own, req)
-                    .await
+                    .call(
+                        "POST /networks/{id}/connect",
+                        CHANGE_TIMEOUT_MS,
+                        engine.docker.connect_network(own, req),
+                    )
+                    .await?
                     .map_err(|e| gone(e, "connect container to network"))?;
             }
         }

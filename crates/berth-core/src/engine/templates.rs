@@ -14,6 +14,7 @@
 use bollard::models::ContainerConfig;
 use bollard::query_parameters::CommitContainerOptions;
 
+use crate::engine::bounded::{COMMIT_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
@@ -60,9 +61,14 @@ pub(crate) async fn commit(engine: &Engine, id: &str, key: &str) -> Result<Strin
         ..Default::default()
     };
     let out = engine
-        .docker
-        .commit_container(options, ContainerConfig::default())
-        .await
+        .call(
+            "POST /commit",
+            COMMIT_TIMEOUT_MS,
+            engine
+                .docker
+                .commit_container(options, ContainerConfig::default()),
+        )
+        .await?
         .map_err(|e| engine.error("commit template", e))?;
     Ok(out.id)
 }
@@ -71,7 +77,14 @@ pub(crate) async fn commit(engine: &Engine, id: &str, key: &str) -> Result<Strin
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn exists(engine: &Engine, key: &str) -> Result<bool> {
     validate_key(key)?;
-    match engine.docker.inspect_image(&template_ref(key)).await {
+    match engine
+        .call(
+            "GET /images/{name}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_image(&template_ref(key)),
+        )
+        .await?
+    {
         Ok(_) => Ok(true),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("inspect template", e)),

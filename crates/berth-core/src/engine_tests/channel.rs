@@ -98,7 +98,9 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
         assert_eq!(e.code(), "E_ABORTED");
     }
     .await;
-    s.remove(false).await.unwrap();
+    s.remove(false, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     result
 }
 
@@ -119,7 +121,9 @@ async fn an_image_without_sh_cannot_run_the_channel() {
     };
     let removed = exec(&s.engine, &s.id, &s.name, &rm, &opts, &never).await;
     let opened = Channel::open(&s.engine, &s.id).await;
-    s.remove(false).await.unwrap();
+    s.remove(false, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!(removed.unwrap().exit_code, 0);
     assert!(
         matches!(opened, Err(OpenFailure::Unsupported)),

@@ -19,7 +19,12 @@ fn engine_under_test() -> EngineKind {
 
 #[tokio::test]
 async fn the_engine_is_recognised() {
-    let info = engine_info(&EngineOptions::default()).await.unwrap();
+    let info = engine_info(
+        &EngineOptions::default(),
+        &tokio_util::sync::CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert_eq!(info.kind, engine_under_test());
     assert_eq!(info.api_version, "1.41");
     assert!(!info.remote);
@@ -37,11 +42,16 @@ async fn a_taken_name_is_session_exists_on_either_engine() {
         Err(Error::SessionExists { holder, .. }) => Ok(holder),
         Err(other) => Err(format!("expected E_SESSION_EXISTS, got {other}")),
         Ok(s) => {
-            s.remove(true).await.unwrap();
+            s.remove(true, &tokio_util::sync::CancellationToken::new())
+                .await
+                .unwrap();
             Err("the second create succeeded".into())
         }
     };
-    first.remove(false).await.unwrap();
+    first
+        .remove(false, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     let holder = outcome.unwrap();
     assert_eq!((holder.id, holder.managed), (first.id.clone(), true));
 }
@@ -53,12 +63,16 @@ async fn a_stopped_container_decodes_to_a_spec_state() {
     let s = create_session(&spec(&id), &EngineOptions::default(), &never)
         .await
         .unwrap();
-    s.stop(false, Some(0)).await.unwrap();
+    s.stop(false, Some(0), &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     let facts = inspect(&s.engine, &s.id)
         .await
         .unwrap()
         .map(|c| Facts::from_inspect(&c));
-    s.remove(false).await.unwrap();
+    s.remove(false, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     let f = facts.expect("the stopped container is inspectable");
     assert_eq!(f.state, "exited");
     assert!(
@@ -99,11 +113,16 @@ async fn removing_one_session_keeps_every_other_sessions_records() {
     let b = create_session(&spec(&unique("recs-b")), &EngineOptions::default(), &never)
         .await
         .unwrap();
-    let removed = a.remove(false).await.unwrap();
+    let removed = a
+        .remove(false, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     let b_ready = crate::ownership::records::is_ready(&b.engine, &b.id)
         .await
         .unwrap();
-    b.remove(false).await.unwrap();
+    b.remove(false, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     assert!(removed.removed);
     assert!(b_ready, "the other session's readiness record survives");
 }

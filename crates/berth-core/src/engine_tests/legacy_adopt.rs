@@ -74,7 +74,10 @@ async fn adopts_a_stopped_unlabelled_container_of_the_image_and_never_removes_it
         "started"
     );
 
-    let r = s.remove(false).await.unwrap();
+    let r = s
+        .remove(false, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!((r.removed, r.reason), (false, Some("not-owner")));
     assert!(inspect(&engine, &theirs).await.unwrap().is_some());
     force_remove(&engine, &theirs).await;
@@ -111,7 +114,13 @@ async fn refuses_another_image_a_berth_container_and_an_empty_name() {
         .err()
         .unwrap();
     assert_eq!(e.code(), "E_FOREIGN_CONTAINER", "{e}");
-    assert!(created.remove(false).await.unwrap().removed);
+    assert!(
+        created
+            .remove(false, &tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap()
+            .removed
+    );
 
     let e = adopt_unlabelled(&legacy(&unique("legacy-none"), TEST_IMAGE), &opts, &never)
         .await

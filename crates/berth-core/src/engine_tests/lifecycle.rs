@@ -40,7 +40,12 @@ async fn create_exec_remove_leaves_nothing() {
         (out.exit_code, &out.stdout[..], &out.stderr[..]),
         (7, &b"out"[..], &b"err"[..])
     );
-    assert!(s.remove(false).await.unwrap().removed);
+    assert!(
+        s.remove(false, &tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap()
+            .removed
+    );
     assert!(inspect(&s.engine, &s.id).await.unwrap().is_none());
     assert!(
         !is_ready(&s.engine, &s.id).await.unwrap(),
@@ -85,7 +90,11 @@ async fn a_start_that_fails_leaves_no_created_container() {
         .await
         .err()
         .unwrap();
-    assert_eq!(e.code(), "E_ENGINE", "{e}");
+    // Ready means running: a refused start is a failed setup, with the engine's reason.
+    assert_eq!(e.code(), "E_SETUP_FAILED", "{e}");
+    let d = e.details();
+    assert_eq!(d["stage"], "start");
+    assert!(!d["reason"].as_str().unwrap_or_default().is_empty(), "{d}");
     assert!(
         containers_named(&engine().await, &container_name_str(&id, Some("berth")))
             .await
@@ -112,6 +121,12 @@ async fn abort_during_setup_removes_what_it_created() {
     cancel.cancel();
     let e = task.await.unwrap().err().unwrap();
     assert_eq!(e.code(), "E_ABORTED");
+    // Here the abort may cut a request in flight (the start): the removal by id then follows in
+    // the background; otherwise it was done before the call settled. Poll either way.
+    let end = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !containers_named(&engine, &name).await.is_empty() && tokio::time::Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert!(containers_named(&engine, &name).await.is_empty());
 }
 
@@ -146,7 +161,10 @@ async fn removal_is_by_id_never_by_name() {
         .await
         .unwrap()
         .id;
-    let r = s.remove(false).await.unwrap();
+    let r = s
+        .remove(false, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!((r.removed, r.reason), (false, Some("absent")));
     assert!(
         inspect(&engine, &other).await.unwrap().is_some(),
@@ -167,7 +185,16 @@ async fn resume_restarts_a_stopped_session_and_keeps_its_files() {
     s.exec(&argv("echo kept > /tmp/f"), &Default::default(), &never)
         .await
         .unwrap();
-    assert!(s.stop(false, Some(1000)).await.unwrap().stopped);
+    assert!(
+        s.stop(
+            false,
+            Some(1000),
+            &tokio_util::sync::CancellationToken::new()
+        )
+        .await
+        .unwrap()
+        .stopped
+    );
     let r = resume_session(
         &ResumeSpec {
             session_id: id.encode_utf16().collect(),
@@ -185,9 +212,17 @@ async fn resume_restarts_a_stopped_session_and_keeps_its_files() {
         .await
         .unwrap();
     assert_eq!(out.stdout, b"kept\n");
-    assert!(r.remove(false).await.unwrap().removed);
+    assert!(
+        r.remove(false, &tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap()
+            .removed
+    );
     assert_eq!(
-        s.remove(false).await.unwrap().reason,
+        s.remove(false, &tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap()
+            .reason,
         Some("already-removed")
     );
 }

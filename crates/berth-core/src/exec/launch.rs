@@ -15,6 +15,7 @@ use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use futures_util::{Stream, StreamExt};
 use tokio::io::AsyncWrite;
 
+use crate::engine::bounded::EXEC_CALL_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
@@ -59,15 +60,41 @@ impl<'a> Launch<'a> {
     }
 }
 
-/// Resolves once `timeout_ms` milliseconds have passed since this call (never without a
-/// timeout): the deadline an exec's read loop selects on.
-pub(crate) fn deadline(timeout_ms: Option<u64>) -> impl std::future::Future<Output = ()> {
-    let at = timeout_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
-    async move {
-        match at {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
+/// When an exec started now with `timeout_ms` must end (never without a timeout).
+pub(crate) fn deadline_at(timeout_ms: Option<u64>) -> Option<tokio::time::Instant> {
+    timeout_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms))
+}
+
+/// The scope of one exec call: `engine` bounded by `cancel` (`E_ABORTED`) and, with a
+/// timeout, by the deadline `at` (`E_EXEC_TIMEOUT` for `name`), so exec create and start are
+/// bounded like the read loop.
+pub(crate) fn scope(
+    engine: &Engine,
+    cancel: &tokio_util::sync::CancellationToken,
+    name: &str,
+    timeout_ms: Option<u64>,
+    at: Option<tokio::time::Instant>,
+) -> Engine {
+    let scoped = engine.within(cancel, "exec");
+    match at {
+        Some(at) => scoped.until(crate::engine::bounded::Deadline {
+            at,
+            error: Error::ExecTimeout {
+                container: name.to_string(),
+                timeout_ms: timeout_ms.unwrap_or_default(),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+            },
+        }),
+        None => scoped,
+    }
+}
+
+/// Resolves at `at` (never without one): the deadline an exec's read loop selects on.
+pub(crate) async fn deadline(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -90,6 +117,18 @@ pub(crate) struct Launched {
 /// `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Launched> {
     let marker = hex::encode(rand::random::<[u8; 12]>());
+    let launched = start(engine, id, spec, &marker).await;
+    if let Err(Error::Aborted { .. } | Error::ExecTimeout { .. }) = &launched {
+        // The start may have reached the engine with its answer lost: kill whatever carries
+        // the marker once the engine answers again.
+        spawn_kill_tree(engine, id, &marker);
+    }
+    launched
+}
+
+/// Exec create and start for [`launch`], with the given `marker`.
+async fn start(engine: &Engine, id: &str, spec: &Launch<'_>, marker: &str) -> Result<Launched> {
+    let marker = marker.to_string();
     let mut env: Vec<String> = spec
         .env
         .map(|e| e.iter().map(|(k, v)| format!("{k}={v}")).collect())
@@ -106,21 +145,31 @@ pub(crate) async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Resu
         working_dir: spec.cwd.map(str::to_string),
         ..Default::default()
     };
-    let exec_id = match engine.docker.create_exec(id, create).await {
+    let exec_id = match engine
+        .call(
+            "POST /containers/{id}/exec",
+            EXEC_CALL_TIMEOUT_MS,
+            engine.docker.create_exec(id, create),
+        )
+        .await?
+    {
         Ok(r) => r.id,
         Err(e) => return Err(create_exec_failure(engine, id, e).await),
     };
     let started = engine
-        .docker
-        .start_exec(
-            &exec_id,
-            Some(StartExecOptions {
-                detach: false,
-                tty: false,
-                output_capacity: None,
-            }),
+        .call(
+            "POST /exec/{id}/start",
+            EXEC_CALL_TIMEOUT_MS,
+            engine.docker.start_exec(
+                &exec_id,
+                Some(StartExecOptions {
+                    detach: false,
+                    tty: false,
+                    output_capacity: None,
+                }),
+            ),
         )
-        .await
+        .await?
         .map_err(|e| engine.error("start exec", e))?;
     let StartExecResults::Attached { output, input } = started else {
         return Err(Error::Engine {
@@ -169,9 +218,12 @@ async fn create_exec_failure(engine: &Engine, id: &str, e: bollard::errors::Erro
 pub(crate) async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
     for _ in 0..EXIT_CODE_POLLS {
         let info = engine
-            .docker
-            .inspect_exec(exec_id)
-            .await
+            .call(
+                "GET /exec/{id}/json",
+                EXEC_CALL_TIMEOUT_MS,
+                engine.docker.inspect_exec(exec_id),
+            )
+            .await?
             .map_err(|e| engine.error("inspect exec", e))?;
         if info.running != Some(true) {
             if let Some(code) = info.exit_code {
@@ -231,6 +283,8 @@ exit 0"#;
 ///
 /// `POST /containers/{id}/exec` (as user 0) and `POST /exec/{id}/start`.
 pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
+    // Runs after the caller's abort or deadline: bounded by per-request timeouts only.
+    let engine = &engine.detached();
     let argv = vec![
         "sh".to_string(),
         "-c".into(),
@@ -246,13 +300,32 @@ pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
         user: Some("0".to_string()),
         ..Default::default()
     };
-    let Ok(created) = engine.docker.create_exec(id, create).await else {
+    let Ok(Ok(created)) = engine
+        .call(
+            "POST /containers/{id}/exec",
+            EXEC_CALL_TIMEOUT_MS,
+            engine.docker.create_exec(id, create),
+        )
+        .await
+    else {
         return;
     };
-    if let Ok(StartExecResults::Attached { mut output, .. }) =
-        engine.docker.start_exec(&created.id, None).await
+    if let Ok(Ok(StartExecResults::Attached { mut output, .. })) = engine
+        .call(
+            "POST /exec/{id}/start",
+            EXEC_CALL_TIMEOUT_MS,
+            engine.docker.start_exec(&created.id, None),
+        )
+        .await
     {
         let drain = async { while output.next().await.is_some() {} };
         let _ = tokio::time::timeout(Duration::from_millis(KILL_TREE_TIMEOUT_MS), drain).await;
     }
+}
+
+/// [`kill_tree`] as a background task, so a timed-out or aborted exec settles at once even
+/// when the engine does not answer; the kill runs as soon as (and if) the engine answers.
+pub(crate) fn spawn_kill_tree(engine: &Engine, id: &str, marker: &str) {
+    let (engine, id, marker) = (engine.detached(), id.to_string(), marker.to_string());
+    tokio::spawn(async move { kill_tree(&engine, &id, &marker).await });
 }

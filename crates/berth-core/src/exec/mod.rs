@@ -91,6 +91,8 @@ pub(crate) async fn exec(
 ) -> Result<ExecOutput> {
     validate_argv("argv", argv)?;
     opts.validate()?;
+    let at = launch::deadline_at(opts.timeout_ms);
+    let engine = &launch::scope(engine, cancel, name, opts.timeout_ms, at);
     let Launched {
         exec_id,
         marker,
@@ -106,7 +108,7 @@ pub(crate) async fn exec(
     });
     let cap = opts.max_buffer_bytes.unwrap_or(DEFAULT_MAX_BUFFER_BYTES);
     let mut out = ExecOutput::default();
-    let sleep = launch::deadline(opts.timeout_ms);
+    let sleep = launch::deadline(at);
     tokio::pin!(sleep);
     let interrupted: Option<Error> = loop {
         tokio::select! {
@@ -135,7 +137,7 @@ pub(crate) async fn exec(
     }
     if let Some(err) = interrupted {
         drop(output);
-        launch::kill_tree(engine, id, &marker).await;
+        launch::spawn_kill_tree(engine, id, &marker);
         return Err(err.with_output(out.stdout, out.stderr));
     }
     out.exit_code = launch::exit_code(engine, &exec_id).await?;

@@ -78,6 +78,8 @@ pub(crate) async fn spawn(
 ) -> Result<ExecProcess> {
     validate_argv("argv", argv)?;
     opts.validate()?;
+    let at = launch::deadline_at(opts.timeout_ms);
+    let engine = &launch::scope(engine, &cancel, name, opts.timeout_ms, at);
     let launched = launch::launch(
         engine,
         id,
@@ -93,6 +95,7 @@ pub(crate) async fn spawn(
         id: id.to_string(),
         name: name.to_string(),
         timeout_ms: opts.timeout_ms,
+        at,
         cancel,
         kill: kill.clone(),
         out_tx,
@@ -166,6 +169,8 @@ struct Pump {
     id: String,
     name: String,
     timeout_ms: Option<u64>,
+    /// When the process's time is up (from `timeout_ms`, counted from the spawn call).
+    at: Option<tokio::time::Instant>,
     cancel: CancellationToken,
     kill: CancellationToken,
     out_tx: mpsc::Sender<Chunk>,
@@ -199,7 +204,7 @@ impl Pump {
             input,
         } = launched;
         let writer = tokio::spawn(feed(input, stdin));
-        let sleep = launch::deadline(self.timeout_ms);
+        let sleep = launch::deadline(self.at);
         tokio::pin!(sleep);
         let (mut out_tail, mut err_tail) = (Tail::default(), Tail::default());
         let mut pending: Option<(Which, Bytes)> = None;
@@ -264,7 +269,7 @@ impl Pump {
             },
             Some(err) => {
                 if matches!(err, Error::ExecTimeout { .. } | Error::Aborted { .. }) {
-                    launch::kill_tree(&self.engine, &self.id, &marker).await;
+                    launch::spawn_kill_tree(&self.engine, &self.id, &marker);
                 }
                 Err(err.with_output(out_tail.take(), err_tail.take()))
             }

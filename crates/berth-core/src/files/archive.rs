@@ -18,6 +18,8 @@ use futures_util::{stream, Stream, StreamExt, TryStreamExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::io::{StreamReader, SyncIoBridge};
 
+use crate::engine::bounded::READ_TIMEOUT_MS;
+use crate::engine::bounded::{upload_timeout, DOWNLOAD_IDLE_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
@@ -62,12 +64,33 @@ pub(crate) struct Download {
 /// `Ok(None)` on 404 (the path, or the container, is absent: the caller tells which by
 /// inspecting the container). Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn download(engine: &Engine, id: &str, path: &str) -> Result<Option<Download>> {
-    let mut body = engine.docker.download_from_container(
+    let body = engine.docker.download_from_container(
         id,
         Some(DownloadFromContainerOptions {
             path: path.to_string(),
         }),
     );
+    // Every chunk must come within DOWNLOAD_IDLE_TIMEOUT_MS (and the caller's bounds).
+    let scoped = engine.clone();
+    let mut body = Box::pin(futures_util::stream::unfold(
+        (body, scoped),
+        |(mut body, engine)| async move {
+            let item = match engine
+                .call(
+                    "GET /containers/{id}/archive",
+                    DOWNLOAD_IDLE_TIMEOUT_MS,
+                    body.next(),
+                )
+                .await
+            {
+                Ok(item) => item?,
+                Err(e) => Err(bollard::errors::Error::IOError {
+                    err: std::io::Error::new(std::io::ErrorKind::TimedOut, e.to_string()),
+                }),
+            };
+            Some((item, (body, engine)))
+        },
+    ));
     let first = match body.next().await {
         Some(Err(e)) if status(&e) == Some(404) => return Ok(None),
         Some(Err(e)) => return Err(engine.error("read file", e)),
@@ -174,14 +197,17 @@ pub(crate) enum Stat {
 /// `HEAD /containers/{id}/archive?path=<path>`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn stat(engine: &Engine, id: &str, path: &str) -> Result<Stat> {
     match engine
-        .docker
-        .get_container_archive_info(
-            id,
-            Some(ContainerArchiveInfoOptions {
-                path: path.to_string(),
-            }),
+        .call(
+            "HEAD /containers/{id}/archive",
+            READ_TIMEOUT_MS,
+            engine.docker.get_container_archive_info(
+                id,
+                Some(ContainerArchiveInfoOptions {
+                    path: path.to_string(),
+                }),
+            ),
         )
-        .await
+        .await?
     {
         Ok(s) if s.file_mode & GO_MODE_SYMLINK != 0 => Ok(Stat::Symlink(s.link_target)),
         Ok(s) if s.file_mode & GO_MODE_DIR != 0 => Ok(Stat::Dir),
@@ -249,17 +275,18 @@ pub(crate) fn tar_suffix(size: u64) -> Vec<u8> {
 }
 
 /// `PUT /containers/{id}/archive?path=/&noOverwriteDirNonDir=true` with a tar made of `prefix`,
-/// exactly `size` bytes from `data`, and the suffix. The request may take up to
-/// [`UPLOAD_TIMEOUT_SECS`].
+/// exactly `size` bytes from `data`, and the suffix. The request is bounded by the caller's
+/// scope and by [`upload_timeout`] of `size` (a base plus time for the bytes).
 ///
-/// Errors: the engine's failure as is (the caller decides on 404 and on refusals).
+/// Errors: `E_ABORTED`, `E_ENGINE_UNAVAILABLE` (no answer in time) as the outer error; the
+/// engine's failure as is inside (the caller decides on 404 and on refusals).
 pub(crate) async fn upload(
     engine: &Engine,
     id: &str,
     prefix: Vec<u8>,
     size: u64,
     data: impl Stream<Item = std::io::Result<Bytes>> + Send + 'static,
-) -> std::result::Result<(), bollard::errors::Error> {
+) -> Result<std::result::Result<(), bollard::errors::Error>> {
     let body = stream::iter([Ok(Bytes::from(prefix))])
         .chain(data)
         .chain(stream::iter([Ok(Bytes::from(tar_suffix(size)))]));
@@ -267,16 +294,17 @@ pub(crate) async fn upload(
         .docker
         .clone()
         .with_timeout(Duration::from_secs(UPLOAD_TIMEOUT_SECS));
-    docker
-        .upload_to_container(
-            id,
-            Some(UploadToContainerOptions {
-                path: "/".into(),
-                no_overwrite_dir_non_dir: Some("true".into()),
-                copy_uidgid: None,
-            }),
-            bollard::body_try_stream(body),
-        )
+    let put = docker.upload_to_container(
+        id,
+        Some(UploadToContainerOptions {
+            path: "/".into(),
+            no_overwrite_dir_non_dir: Some("true".into()),
+            copy_uidgid: None,
+        }),
+        bollard::body_try_stream(body),
+    );
+    engine
+        .call_for("PUT /containers/{id}/archive", upload_timeout(size), put)
         .await
 }
 

@@ -242,14 +242,14 @@ pub(crate) async fn write(
                     .collect();
                 let body = stream::iter(chunks);
                 tokio::select! {
-                    r = archive::upload(t.engine, t.id, prefix, size, body) => r,
+                    r = archive::upload(t.engine, t.id, prefix, size, body) => r?,
                     _ = cancel.cancelled() => return Err(Error::aborted("writeFile")),
                 }
             }
             Data::Spool(s) => {
                 let body = ReaderStream::new(s.reader().await?);
                 tokio::select! {
-                    r = archive::upload(t.engine, t.id, prefix, size, body) => r,
+                    r = archive::upload(t.engine, t.id, prefix, size, body) => r?,
                     _ = cancel.cancelled() => return Err(Error::aborted("writeFile")),
                 }
             }

@@ -16,14 +16,16 @@ use bollard::models::{
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::cancel::guard;
 use crate::engine::connection::{status, Engine, EngineOptions};
-use crate::engine::container::{inspect, Facts};
-use crate::engine::discovery::EngineKind;
 use crate::engine::images::{ensure_image, PullOptions};
 use crate::exec::{self, ExecOptions};
+use crate::lifecycle::create_failure::create_failure;
 use crate::lifecycle::opening::{self, Opening};
-use crate::model::errors::{Error, Holder, Result};
+use crate::lifecycle::rollback;
+use crate::lifecycle::running;
+use crate::model::errors::{Error, Result};
 use crate::model::identity;
 use crate::model::labels;
 use crate::model::spec::CreateSpec;
@@ -31,7 +33,6 @@ use crate::ownership::cleanup;
 use crate::ownership::hold;
 use crate::ownership::holders::Role;
 use crate::ownership::records;
-use crate::ownership::removal;
 use crate::session::{Ownership, Session};
 
 /// The operation an `E_ABORTED` names: the API call, as the TypeScript entry names it too.
@@ -46,11 +47,17 @@ pub(crate) const SETUP_OUTPUT_TAIL_BYTES: usize = 4096;
 /// else is touched. Any failure after the engine created the container (start,
 /// setup exit code, abort) removes that container by id and rejects with the first
 /// cause; a failed removal is attached to the error and retried by the next call.
-/// An abort never drops the create request in flight: its answer is awaited, then
-/// the container is removed.
+/// Every engine request is bounded by `cancel` and a per-request timeout
+/// (`crate::engine::bounded`). After an abort the container the call made is removed by id
+/// before it settles while the engine answers, else in the background and by the next call in
+/// this process ([`rollback::rollback`]); a create whose answer was lost (abort, timeout or
+/// broken connection while `POST /containers/create` was in flight) is found by its creation
+/// nonce label and removed by id (`crate::ownership::cleanup`).
 ///
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`,
-/// `E_SESSION_EXISTS`, `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
+/// `E_SESSION_EXISTS`, `E_SETUP_FAILED` (a setup command exited non-zero, or the container is
+/// not running after start or after setup: its exit code and log tail), `E_ABORTED`,
+/// `E_ENGINE`.
 pub async fn create_session(
     spec: &CreateSpec,
     engine_opts: &EngineOptions,
@@ -98,13 +105,15 @@ pub async fn create_session(
                 .into_process_duty(spec.remove_after_stop_ms)
                 .with_deadline_timer(spec.timeout_ms.is_some()))
         }
-        Err(first) => Err(rollback(&engine, &id, first).await),
+        Err(first) => Err(rollback::rollback(&engine, &id, first).await),
     }
 }
 
 /// `POST /containers/create?name=<name>` from `spec` (plus `extra_mounts`), labelled with
-/// schema-1 labels owned by this process. Returns the id and the labels it carries.
-/// Not raced against an abort signal: a dropped create could leave a container nobody knows.
+/// schema-1 labels owned by this process, plus a fresh creation nonce. Returns the id and
+/// the labels it carries. When the answer is lost (the request was cut short by the call's
+/// bounds or its connection broke), the nonce is handed to the cleanup, which finds and
+/// removes that container by id once the engine answers (`crate::ownership::cleanup`).
 ///
 /// Errors: `E_SESSION_EXISTS` (name taken), `E_IMAGE_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn create_container(
@@ -116,32 +125,114 @@ pub(crate) async fn create_container(
     extra_mounts: &[EngineMount],
 ) -> Result<(String, HashMap<String, String>)> {
     let created_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
-    let labels = labels::encode(spec, session_id, prefix, identity::current(), &created_at);
+    let mut labels = labels::encode(spec, session_id, prefix, identity::current(), &created_at);
+    let nonce = hex::encode(rand::random::<[u8; 16]>());
+    labels.insert(labels::CREATE_NONCE.into(), nonce.clone());
     let body = container_body(spec, labels.clone(), extra_mounts);
     let mut opts = CreateContainerOptionsBuilder::default().name(name);
     if let Some(p) = &spec.platform {
         opts = opts.platform(p);
     }
     let opts = opts.build();
-    match engine.docker.create_container(Some(opts), body).await {
-        Ok(r) => Ok((r.id, labels)),
-        Err(e) => Err(create_failure(engine, session_id, name, &spec.image, e).await),
+    match engine
+        .call(
+            "POST /containers/create",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.create_container(Some(opts), body),
+        )
+        .await
+    {
+        Ok(Ok(r)) => Ok((r.id, labels)),
+        Ok(Err(e)) if status(&e).is_some() => {
+            Err(create_failure(engine, session_id, name, &spec.image, e).await)
+        }
+        // No answer: the engine may have created it anyway.
+        Ok(Err(e)) => {
+            lost_create(engine, &nonce);
+            Err(engine.error("create container", e))
+        }
+        Err(bounded) => {
+            lost_create(engine, &nonce);
+            Err(bounded)
+        }
     }
 }
 
+/// A create whose answer never came: its container (if the engine made one) is found by
+/// `nonce` and removed, in the background and by the next call.
+fn lost_create(engine: &Engine, nonce: &str) {
+    cleanup::defer_nonce(engine, nonce);
+    cleanup::retry_in_background(engine);
+}
+
 /// Start, setup, readiness record (with the container's `labels`), creator's holder record
-/// (its volume name returned). Errors: `E_SETUP_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+/// (its volume name returned). The container must be running right after the start and again
+/// once setup and records are done ([`running::ensure_running`]: an inspect each, no wait
+/// before them; the records are removed with the container when the last check fails).
+/// Errors: `E_SETUP_FAILED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
 pub(crate) async fn finish(
     engine: &Engine,
     session: &Session,
     spec: &CreateSpec,
     labels: &HashMap<String, String>,
 ) -> Result<Option<String>> {
-    engine
-        .docker
-        .start_container(&session.id, None)
-        .await
-        .map_err(|e| engine.error("start container", e))?;
+    let start = engine
+        .call(
+            "POST /containers/{id}/start",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.start_container(&session.id, None),
+        )
+        .await?;
+    if let Err(e) = start {
+        // A refused start (Podman refuses an entrypoint it cannot run): when the container
+        // is not running, that is a failed setup with its exit code and log tail.
+        if let Some(code) = status(&e) {
+            let reason = match engine.error("start container", e) {
+                Error::Engine { message, .. } => message,
+                other => other.to_string(),
+            };
+            running::ensure_running_or(session, engine, "start", reason.clone()).await?;
+            return Err(Error::Engine {
+                operation: "start container".into(),
+                status: Some(code),
+                message: reason,
+            });
+        }
+        return Err(engine.error("start container", e));
+    }
+    running::ensure_running(session, engine, "start").await?;
+    let stage = match spec.setup_commands.is_empty() {
+        true => "start",
+        false => "setup",
+    };
+    // Boxed: the setup execs and the records are a large future of their own.
+    match Box::pin(setup_and_record(engine, session, spec, labels)).await {
+        // 409: the container is not running (it exited before or under its setup).
+        Err(
+            e @ Error::Engine {
+                status: Some(409), ..
+            },
+        ) => {
+            running::ensure_running(session, engine, stage).await?;
+            Err(e)
+        }
+        Err(e) => Err(e),
+        Ok(record) => {
+            // An entrypoint that exits at once has had the setup and the records' time to do
+            // so: no sleep of its own.
+            running::ensure_running(session, engine, stage).await?;
+            Ok(record)
+        }
+    }
+}
+
+/// The setup commands, then the deadline, readiness and holder records of [`finish`].
+async fn setup_and_record(
+    engine: &Engine,
+    session: &Session,
+    spec: &CreateSpec,
+    labels: &HashMap<String, String>,
+) -> Result<Option<String>> {
     let never = CancellationToken::new();
     for (index, argv) in spec.setup_commands.iter().enumerate() {
         let opts = ExecOptions {
@@ -184,105 +275,6 @@ pub(crate) async fn finish(
 fn tail(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(SETUP_OUTPUT_TAIL_BYTES)..])
         .into_owned()
-}
-
-/// Removes what this call created; the first error stays first.
-pub(crate) async fn rollback(engine: &Engine, id: &str, first: Error) -> Error {
-    match removal::remove_by_id(engine, id).await {
-        Ok(_) => first,
-        Err(cleanup_err) => {
-            cleanup::defer(engine, id);
-            first.with_cleanup(cleanup_err)
-        }
-    }
-}
-
-/// Classifies a failed `POST /containers/create`: a taken name (409; Docker 17.09: 400;
-/// Podman 4: 500) is confirmed by inspecting the name, never by message text.
-///
-/// The engine reserves a name before the container it names can be inspected, so a
-/// loser of a create race may briefly see 404 on the name: the inspect is retried for
-/// up to [`NAME_HOLDER_WAIT_MS`]. A 409 stays `E_SESSION_EXISTS` even when the holder
-/// never became visible (it is then reported with an empty id and state `unknown`).
-async fn create_failure(
-    engine: &Engine,
-    session_id: &str,
-    name: &str,
-    image: &str,
-    e: bollard::errors::Error,
-) -> Error {
-    let code = status(&e);
-    if matches!(code, Some(400) | Some(409) | Some(500)) {
-        let deadline =
-            tokio::time::Instant::now() + std::time::Duration::from_millis(NAME_HOLDER_WAIT_MS);
-        loop {
-            match inspect(engine, name).await {
-                Ok(Some(c)) => return exists(session_id, &Facts::from_inspect(&c)),
-                Ok(None) if tokio::time::Instant::now() < deadline => {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await
-                }
-                Ok(None) | Err(_) => break,
-            }
-        }
-        if code == Some(409) {
-            return Error::SessionExists {
-                session_id: session_id.into(),
-                holder: Holder {
-                    name: name.into(),
-                    id: String::new(),
-                    state: "unknown".into(),
-                    managed: false,
-                    session_id: None,
-                    owner: serde_json::Value::Null,
-                },
-            };
-        }
-    }
-    let err = engine.error("create container", e);
-    match (code, err) {
-        (Some(404), err) => Error::ImageNotFound {
-            image: image.into(),
-            reason: err.to_string(),
-        },
-        // Not a taken name (the inspect above found none). Podman refuses the create itself
-        // when its init binary is missing: say how to fix that beside the engine's message.
-        (
-            Some(500),
-            Error::Engine {
-                operation,
-                status,
-                message,
-            },
-        ) if engine.kind == EngineKind::Podman => Error::Engine {
-            operation,
-            status,
-            message: with_init_hint(&message),
-        },
-        (_, err) => err,
-    }
-}
-
-/// The message of a create Podman refused (HTTP 500) while the name was free: the engine's
-/// own message plus how to fix a missing init binary, Podman's usual reason.
-pub(crate) fn with_init_hint(message: &str) -> String {
-    format!("{message} (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)")
-}
-
-/// How long a create that lost the name waits for the holder to become inspectable, in milliseconds.
-pub(crate) const NAME_HOLDER_WAIT_MS: u64 = 2_000;
-
-fn exists(session_id: &str, f: &Facts) -> Error {
-    Error::SessionExists {
-        session_id: session_id.into(),
-        holder: Holder {
-            name: f.name.clone(),
-            id: f.id.clone(),
-            state: f.state.into(),
-            managed: f.managed.is_some(),
-            session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
-            owner: f.owner_json(),
-        },
-    }
 }
 
 /// The `POST /containers/create` body: sleep entrypoint under an init process, ports on
@@ -368,14 +360,6 @@ fn container_body(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn podman_create_refusals_say_how_to_fix_a_missing_init() {
-        assert_eq!(
-            with_init_hint("container create: container-init binary not found on the host"),
-            "container create: container-init binary not found on the host (berth runs an init process as PID 1: if Podman's init is missing, install `catatonit` or set `init_path` in containers.conf)"
-        );
-    }
 
     #[test]
     fn body_publishes_on_loopback_only_with_init() {

@@ -11,6 +11,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::calls::wake;
 use crate::engine::cancel::guard;
 use crate::engine::connection::{status, Engine, EngineOptions};
@@ -148,7 +149,14 @@ pub(crate) fn normalise_reference(image: &str) -> String {
 /// Whether `reference` resolves, on this engine now, to the image id `image_id`. A
 /// reference the engine does not have is another image (nothing is pulled).
 async fn same_image_id(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
-    match engine.docker.inspect_image(reference).await {
+    match engine
+        .call(
+            "GET /images/{name}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_image(reference),
+        )
+        .await?
+    {
         Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("inspect image", e)),

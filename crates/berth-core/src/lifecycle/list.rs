@@ -2,8 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::connection::{self, Engine, EngineOptions};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::connection::{Engine, EngineOptions};
 use crate::engine::container::{inspect, list_by_labels, Facts};
+use crate::lifecycle::opening;
 use crate::lifecycle::peek::PeekResult;
 use crate::model::errors::{Error, Result};
 use crate::model::labels::{LABEL_NAMESPACE, MANAGED, PREFIX};
@@ -103,10 +106,15 @@ pub(crate) async fn survey(
 /// an expired session (past its deadline from `timeoutMs`/`setTimeout`, or stopped longer than
 /// its `removeAfterStopMs`, see [`crate::model::lifetime`]) is removed, whatever its owner's liveness, and not listed (`DELETE /containers/{id}` and
 /// its records; a failed removal lists it as it is).
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
-pub async fn list_sessions(scope: &Scope, engine_opts: &EngineOptions) -> Result<Vec<Listing>> {
+/// Every request is bounded by `cancel` and a per-request timeout.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
+pub async fn list_sessions(
+    scope: &Scope,
+    engine_opts: &EngineOptions,
+    cancel: &CancellationToken,
+) -> Result<Vec<Listing>> {
     scope.filters()?;
-    let engine = connection::connect(engine_opts).await?;
+    let engine = opening::connect(engine_opts, cancel, "listSessions").await?;
     let now = std::time::SystemTime::now();
     let mut live = Vec::new();
     for (f, recs) in survey(&engine, scope).await? {
@@ -142,10 +150,15 @@ pub async fn list_sessions(scope: &Scope, engine_opts: &EngineOptions) -> Result
 ///
 /// Engine calls: `GET /containers/json?all=true&filters={"label":[caller labels]}`,
 /// `GET /containers/{id}/json` each. Changes nothing.
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
-pub async fn list_unmanaged(scope: &Scope, engine_opts: &EngineOptions) -> Result<Vec<PeekResult>> {
+/// Every request is bounded by `cancel` and a per-request timeout.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
+pub async fn list_unmanaged(
+    scope: &Scope,
+    engine_opts: &EngineOptions,
+    cancel: &CancellationToken,
+) -> Result<Vec<PeekResult>> {
     scope.filters()?;
-    let engine = connection::connect(engine_opts).await?;
+    let engine = opening::connect(engine_opts, cancel, "listSessions").await?;
     let default: Vec<u16> = crate::model::naming::DEFAULT_PREFIX
         .encode_utf16()
         .collect();

@@ -2,6 +2,7 @@
 //! peek, list, reap, templates, legacy adoption). The top layer: may import every other folder.
 
 pub mod create;
+pub mod create_failure;
 pub mod expiry;
 pub mod legacy;
 pub mod list;
@@ -11,5 +12,7 @@ pub mod reap;
 pub mod recreate;
 pub mod repair;
 pub mod resume;
+pub mod rollback;
+pub mod running;
 pub mod templates;
 pub mod verify;

@@ -57,11 +57,14 @@ impl Opening {
 }
 
 /// Connects to the engine `engine_opts` selects, unless `cancel` fires first (`E_ABORTED`
-/// naming `operation`). Errors: those of `engine::connection::connect`.
+/// naming `operation`), and scopes it to the call: every later request on the returned
+/// engine is bounded by `cancel` too (`crate::engine::bounded`).
+/// Errors: those of `engine::connection::connect`.
 pub(crate) async fn connect(
     engine_opts: &EngineOptions,
     cancel: &CancellationToken,
     operation: &str,
 ) -> Result<Engine> {
-    guard(cancel, operation, connection::connect(engine_opts)).await
+    let engine = guard(cancel, operation, connection::connect(engine_opts)).await?;
+    Ok(engine.within(cancel, operation))
 }

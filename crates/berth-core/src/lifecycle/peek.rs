@@ -2,9 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::connection::{self, Engine, EngineOptions};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::connection::{Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
-use crate::lifecycle::opening::Opening;
+use crate::lifecycle::opening::{self, Opening};
 use crate::model::errors::Result;
 use crate::model::identity::Owner;
 use crate::model::naming::DEFAULT_PREFIX;
@@ -48,14 +50,16 @@ pub struct PeekResult {
 /// Never creates, starts, unpauses or pulls anything. Engine calls:
 /// `GET /containers/{name}/json`, and for a managed container `GET /volumes/berth-ready-<id>`
 /// and `GET /volumes?filters=...` (its deadline records).
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// Every request is bounded by `cancel` and a per-request timeout.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
 pub async fn peek(
     session_id: &[u16],
     prefix: Option<&[u16]>,
     engine_opts: &EngineOptions,
+    cancel: &CancellationToken,
 ) -> Result<Option<PeekResult>> {
     let Opening { name, .. } = Opening::new(session_id, prefix, DEFAULT_PREFIX)?;
-    let engine = connection::connect(engine_opts).await?;
+    let engine = opening::connect(engine_opts, cancel, "peek").await?;
     let Some(c) = inspect(&engine, &name).await? else {
         return Ok(None);
     };

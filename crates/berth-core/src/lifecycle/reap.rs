@@ -8,10 +8,13 @@
 use std::collections::HashSet;
 
 use crate::engine::calls::Removal;
-use crate::engine::connection::{self, Engine, EngineOptions};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::connection::{Engine, EngineOptions};
 use crate::engine::container::inspect;
 use crate::lifecycle::expiry::remove_if_expired;
 use crate::lifecycle::list::{survey, Scope};
+use crate::lifecycle::opening;
 use crate::model::errors::Result;
 use crate::model::identity::liveness;
 use crate::model::lifetime::EXPIRED;
@@ -71,15 +74,24 @@ pub struct SettledReplacement {
 /// records again, `DELETE /containers/{id}?force=true&v=true` and `DELETE /volumes/{name}`
 /// for its records; without a narrowing scope, `DELETE /volumes/{name}` for records whose
 /// container is gone. With `dry_run` nothing is removed.
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE` (listing failed); a
-/// removal that fails is reported as kept with reason `remove-failed`.
+/// Every request is bounded by `cancel` and a per-request timeout; an abort settles the
+/// call at once, and a removal it cut short is finished by the next run.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE` (listing
+/// failed); a removal that fails is reported as kept with reason `remove-failed`.
 pub async fn reap_orphans(
     dry_run: bool,
     scope: &Scope,
     engine_opts: &EngineOptions,
+    cancel: &CancellationToken,
 ) -> Result<ReapReport> {
     scope.filters()?;
-    let engine = connection::connect(engine_opts).await?;
+    let engine = opening::connect(engine_opts, cancel, "reapOrphans").await?;
+    crate::ownership::cleanup::retry_pending(&engine).await;
+    engine.step(reap_within(dry_run, scope, &engine)).await
+}
+
+async fn reap_within(dry_run: bool, scope: &Scope, engine: &Engine) -> Result<ReapReport> {
+    let engine = engine.clone();
     let mut report = ReapReport::default();
     if !dry_run {
         report.replacements = settle_replacements(&engine, scope).await?;

@@ -290,7 +290,8 @@ async fn replace(
             identity::current().cloned(),
         );
         let steps = async {
-            let record = finish(engine, &session, &r.spec, &labels).await?;
+            // Boxed: the create steps are a large future, and a recreate nests them.
+            let record = Box::pin(finish(engine, &session, &r.spec, &labels)).await?;
             let v = verify::verify(
                 engine,
                 &id,
@@ -305,7 +306,7 @@ async fn replace(
         let (record, v) = guard(cancel, OPERATION, steps).await?;
         Ok(session.with_record(record, Vec::new()).with_verification(v))
     };
-    let session = match attempt.await {
+    let session = match Box::pin(attempt).await {
         Ok(s) => s,
         Err(first) => return Err(roll_back(engine, lock, new_id.as_deref(), first).await),
     };
@@ -326,19 +327,33 @@ async fn replace(
 }
 
 /// Removes the new container (when made) by id, puts the old one back; the first error stays first.
+///
+/// After an abort, a deadline or a request the engine left unanswered ([`Engine::answering`]),
+/// the call settles at once and the roll-back runs in the background as soon as the engine
+/// answers; the lock record keeps other callers out until it is done (`E_SESSION_BUSY`
+/// `recreating`), and should this process die first, the next resume, verify, recreate or reap
+/// rolls it back from the journal.
 async fn roll_back(
     engine: &Engine,
     lock: &Replacement,
     new_id: Option<&str>,
     first: Error,
 ) -> Error {
-    let undo = async {
-        if let Some(id) = new_id {
-            remove_by_id(engine, id).await?;
+    let answering = engine.answering() && first.code() != "E_ENGINE_UNAVAILABLE";
+    // Runs after the caller's abort too: per-request timeouts only.
+    let engine = engine.detached();
+    let (lock, new_id) = (lock.clone(), new_id.map(str::to_string));
+    let undo = async move {
+        if let Some(id) = &new_id {
+            remove_by_id(&engine, id).await?;
         }
-        replacement::roll_back_old(engine, lock).await
+        replacement::roll_back_old(&engine, &lock).await
     };
-    match undo.await {
+    if !answering {
+        tokio::spawn(undo);
+        return first;
+    }
+    match Box::pin(undo).await {
         Ok(()) => first,
         Err(cleanup) => first.with_cleanup(cleanup),
     }

@@ -5,6 +5,7 @@
 //! as the session's user, then, as root, `mkdir -p`, `chown <uid>:<gid>` and `chmod u+rwx` of
 //! the path (passed as an argument, never part of a shell string). Hard findings are left.
 
+use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::{Facts, Inspected};
 use crate::lifecycle::verify::run;
@@ -27,14 +28,28 @@ pub(crate) async fn repair(
     let f = Facts::from_inspect(c);
     let has = |code: &str| findings.iter().any(|x| x.code == code);
     if has(code::STATE_PAUSED) {
-        if let Err(e) = engine.docker.unpause_container(&f.id).await {
+        if let Err(e) = engine
+            .call(
+                "POST /containers/{id}/unpause",
+                CHANGE_TIMEOUT_MS,
+                engine.docker.unpause_container(&f.id),
+            )
+            .await?
+        {
             if status(&e).is_none() {
                 return Err(engine.error("unpause container", e));
             }
         }
     }
     if has(code::STATE_STOPPED) {
-        if let Err(e) = engine.docker.start_container(&f.id, None).await {
+        if let Err(e) = engine
+            .call(
+                "POST /containers/{id}/start",
+                CHANGE_TIMEOUT_MS,
+                engine.docker.start_container(&f.id, None),
+            )
+            .await?
+        {
             if status(&e).is_none() {
                 return Err(engine.error("start container", e));
             }

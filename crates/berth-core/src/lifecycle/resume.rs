@@ -7,6 +7,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::calls::wake;
 use crate::engine::cancel::guard;
 use crate::engine::connection::{status, Engine, EngineOptions};
@@ -85,6 +86,7 @@ pub async fn resume_session(
         crate::model::spec::validate_writable_paths("spec.writablePaths", &d.spec.writable_paths)?;
     }
     let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
+    crate::ownership::cleanup::retry_pending(&engine).await;
     adopt(&engine, spec, &session_id, &name, cancel).await
 }
 
@@ -236,7 +238,20 @@ async fn adopt(
     let retention_ms = managed.remove_after_stop_ms;
     let release_on = |e: Error| async {
         if let Some(r) = &record {
-            if let Err(cleanup) = hold::release(engine, r).await {
+            // Not bounded by the caller's signal; after an interruption, in the background,
+            // so the call settles at once.
+            let detached = engine.detached();
+            if matches!(
+                e.code(),
+                "E_ABORTED" | "E_EXEC_TIMEOUT" | "E_ENGINE_UNAVAILABLE"
+            ) {
+                let r = r.clone();
+                tokio::spawn(async move {
+                    let _ = hold::release(&detached, &r).await;
+                });
+                return e;
+            }
+            if let Err(cleanup) = hold::release(&detached, r).await {
                 return e.with_cleanup(cleanup);
             }
         }
@@ -390,7 +405,14 @@ pub(crate) async fn drifted(
 /// Whether `reference` resolves, on this engine now, to the image id `image_id`.
 /// A reference the engine does not have is a different image (nothing is pulled).
 async fn same_image(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
-    match engine.docker.inspect_image(reference).await {
+    match engine
+        .call(
+            "GET /images/{name}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_image(reference),
+        )
+        .await?
+    {
         Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("inspect image", e)),

@@ -6,9 +6,12 @@
 use std::collections::HashMap;
 
 use bollard::query_parameters::{ListImagesOptions, RemoveImageOptions};
+use tokio_util::sync::CancellationToken;
 
-use crate::engine::connection::{connect, status, Engine, EngineOptions};
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
+use crate::engine::connection::{status, Engine, EngineOptions};
 use crate::engine::templates::{exists, template_ref, validate_key, TEMPLATE_REPO};
+use crate::lifecycle::opening::connect;
 use crate::model::errors::Result;
 
 /// One template image.
@@ -36,9 +39,12 @@ pub struct Template {
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn list(engine: &Engine, labels: &[(String, String)]) -> Result<Vec<Template>> {
     let images = engine
-        .docker
-        .list_images(None::<ListImagesOptions>)
-        .await
+        .call(
+            "GET /images/json",
+            READ_TIMEOUT_MS,
+            engine.docker.list_images(None::<ListImagesOptions>),
+        )
+        .await?
         .map_err(|e| engine.error("list templates", e))?;
     let prefix = format!("{TEMPLATE_REPO}:");
     let mut out = Vec::new();
@@ -87,9 +93,14 @@ pub enum Removal {
 pub(crate) async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
     validate_key(key)?;
     match engine
-        .docker
-        .remove_image(&template_ref(key), None::<RemoveImageOptions>, None)
-        .await
+        .call(
+            "DELETE /images/{name}",
+            CHANGE_TIMEOUT_MS,
+            engine
+                .docker
+                .remove_image(&template_ref(key), None::<RemoveImageOptions>, None),
+        )
+        .await?
     {
         Ok(_) => Ok(Removal::Removed),
         Err(e) if status(&e) == Some(409) => Ok(Removal::InUse),
@@ -100,35 +111,48 @@ pub(crate) async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
 
 /// Whether the template `berth-template:<key>` exists, on the engine `engine_opts` selects.
 ///
-/// Connects (`GET /version`, see [`connect`]), then `GET /images/berth-template:<key>/json` (see
-/// [`crate::engine::templates::exists`]).
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
-pub async fn template_exists(engine_opts: &EngineOptions, key: &str) -> Result<bool> {
+/// Connects (`GET /version`), then `GET /images/berth-template:<key>/json` (see
+/// [`crate::engine::templates::exists`]). Every request is bounded by `cancel` and a
+/// per-request timeout.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
+pub async fn template_exists(
+    engine_opts: &EngineOptions,
+    key: &str,
+    cancel: &CancellationToken,
+) -> Result<bool> {
     validate_key(key)?;
-    let engine = connect(engine_opts).await?;
+    let engine = connect(engine_opts, cancel, "templateExists").await?;
     exists(&engine, key).await
 }
 
 /// Every template whose labels include all of `labels`, on the engine `engine_opts` selects.
 ///
-/// Connects (`GET /version`, see [`connect`]), then `GET /images/json` (see [`list`]).
-/// Errors: `E_INVALID_ARGUMENT` (engine options), `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// Connects (`GET /version`), then `GET /images/json` (see [`list`]). Every request is
+/// bounded by `cancel` and a per-request timeout.
+/// Errors: `E_INVALID_ARGUMENT` (engine options), `E_ENGINE_UNAVAILABLE`, `E_ABORTED`,
+/// `E_ENGINE`.
 pub async fn list_templates(
     engine_opts: &EngineOptions,
     labels: &[(String, String)],
+    cancel: &CancellationToken,
 ) -> Result<Vec<Template>> {
-    let engine = connect(engine_opts).await?;
+    let engine = connect(engine_opts, cancel, "listTemplates").await?;
     list(&engine, labels).await
 }
 
 /// Removes `berth-template:<key>` unless a container uses it (never forced), on the engine
 /// `engine_opts` selects.
 ///
-/// Connects (`GET /version`, see [`connect`]), then `DELETE /images/berth-template:<key>` (see [`remove`]).
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
-pub async fn remove_template(engine_opts: &EngineOptions, key: &str) -> Result<Removal> {
+/// Connects (`GET /version`), then `DELETE /images/berth-template:<key>` (see [`remove`]).
+/// Every request is bounded by `cancel` and a per-request timeout.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
+pub async fn remove_template(
+    engine_opts: &EngineOptions,
+    key: &str,
+    cancel: &CancellationToken,
+) -> Result<Removal> {
     // Bad input is refused before any engine call (the connect included).
     validate_key(key)?;
-    let engine = connect(engine_opts).await?;
+    let engine = connect(engine_opts, cancel, "removeTemplate").await?;
     remove(&engine, key).await
 }

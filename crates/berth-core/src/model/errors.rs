@@ -153,7 +153,27 @@ pub enum Error {
         /// The tail of its stderr (at most 4 KiB, lossy UTF-8).
         stderr: String,
     },
-    /// `E_EXEC_TIMEOUT`: an exec ran past its `timeoutMs`; its process tree was killed.
+    /// `E_SETUP_FAILED`: the container was not running after start or after setup (its
+    /// entrypoint or init exited).
+    #[error("container `{name}` of session `{session_id}` is not running after {stage} (state {state}, exit code {exit_code})")]
+    NotRunning {
+        /// The session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// `start` or `setup`: when it was found not running.
+        stage: String,
+        /// The engine's state word (`exited`, `dead`, ...).
+        state: String,
+        /// The container's exit code, as the engine reports it.
+        exit_code: i64,
+        /// The tail of the container's log (stdout and stderr, lossy UTF-8, at most 4 KiB).
+        log: String,
+        /// The engine's message when it refused the start (an unknown user, an entrypoint it
+        /// cannot run); empty otherwise.
+        reason: String,
+    },
+    /// `E_EXEC_TIMEOUT`: an exec ran past its `timeoutMs`; its process tree is killed right after, in the background.
     #[error("exec in container `{container}` timed out after {timeout_ms} ms")]
     ExecTimeout {
         /// The container name.
@@ -213,7 +233,7 @@ impl Error {
             Error::SpecDrift { .. } => "E_SPEC_DRIFT",
             Error::VerifyFailed { .. } => "E_VERIFY_FAILED",
             Error::ImageNotFound { .. } => "E_IMAGE_NOT_FOUND",
-            Error::SetupFailed { .. } => "E_SETUP_FAILED",
+            Error::SetupFailed { .. } | Error::NotRunning { .. } => "E_SETUP_FAILED",
             Error::ExecTimeout { .. } => "E_EXEC_TIMEOUT",
             Error::Aborted { .. } => "E_ABORTED",
             Error::Engine { .. } => "E_ENGINE",
@@ -399,6 +419,25 @@ impl Error {
                 d.insert("exitCode".into(), json!(exit_code));
                 d.insert("stdout".into(), json!(stdout));
                 d.insert("stderr".into(), json!(stderr));
+            }
+            Error::NotRunning {
+                session_id,
+                name,
+                stage,
+                state,
+                exit_code,
+                log,
+                reason,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("stage".into(), json!(stage));
+                d.insert("state".into(), json!(state));
+                d.insert("exitCode".into(), json!(exit_code));
+                d.insert("log".into(), json!(log));
+                if !reason.is_empty() {
+                    d.insert("reason".into(), json!(reason));
+                }
             }
             Error::ExecTimeout {
                 container,

@@ -52,6 +52,12 @@ pub(crate) const DIGEST_FIELDS: [&str; 8] = [
     "entrypoint",
 ];
 
+/// A random value per create call (32 hex), so a container whose create answer was lost
+/// (an abort or a timeout while `POST /containers/create` was in flight) is found and
+/// removed by id. Added in schema 1 without changing it: older containers lack it, and no
+/// decoder requires it.
+pub(crate) const CREATE_NONCE: &str = "dev.berth.create-nonce";
+
 /// The session's `removeAfterStopMs` (decimal milliseconds), when it was created with one:
 /// a stopped container expires that long after its stop (see [`crate::model::lifetime`]). Added
 /// within schema 1: a reader that does not know the key ignores it, its absence means no

@@ -4,6 +4,7 @@
 
 use bollard::models::ContainerInspectResponse;
 
+use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::Facts;
 use crate::model::errors::Result;
@@ -34,7 +35,14 @@ pub(crate) async fn not_berth_made(
     let Some(image) = c.image.as_deref().filter(|i| !i.is_empty()) else {
         return Ok(None);
     };
-    match engine.docker.inspect_image(image).await {
+    match engine
+        .call(
+            "GET /images/{name}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_image(image),
+        )
+        .await?
+    {
         Ok(i) => {
             let inherited = i
                 .config

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use bollard::models::VolumeCreateRequest;
 use bollard::query_parameters::ListVolumesOptionsBuilder;
 
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::Result;
 use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
@@ -61,9 +62,12 @@ pub(crate) async fn mark_ready(
 /// not labelled for this container does not count.
 pub(crate) async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
     match engine
-        .docker
-        .inspect_volume(&ready_volume(container_id))
-        .await
+        .call(
+            "GET /volumes/{name}",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_volume(&ready_volume(container_id)),
+        )
+        .await?
     {
         Ok(v) => Ok(is_ready_record(&v.name, &v.labels, container_id)),
         Err(e) if status(&e) == Some(404) => Ok(false),
@@ -111,9 +115,12 @@ pub(crate) async fn creation_record(
     container_id: &str,
 ) -> Result<Option<Option<HashMap<String, String>>>> {
     match engine
-        .docker
-        .inspect_volume(&ready_volume(container_id))
-        .await
+        .call(
+            "GET /volumes/{name}",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_volume(&ready_volume(container_id)),
+        )
+        .await?
     {
         Ok(v) if is_ready_record(&v.name, &v.labels, container_id) => Ok(Some(
             v.labels
@@ -150,10 +157,24 @@ pub(crate) async fn create(
         labels: Some(labels),
         ..Default::default()
     };
-    match engine.docker.create_volume(req).await {
+    match engine
+        .call(
+            "POST /volumes/create",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.create_volume(req),
+        )
+        .await?
+    {
         Ok(v) => Ok(v.labels),
         Err(e) if matches!(status(&e), Some(409) | Some(500)) => {
-            match engine.docker.inspect_volume(name).await {
+            match engine
+                .call(
+                    "GET /volumes/{name}",
+                    READ_TIMEOUT_MS,
+                    engine.docker.inspect_volume(name),
+                )
+                .await?
+            {
                 Ok(v) => Ok(v.labels),
                 Err(_) => Err(engine.error(operation, e)),
             }
@@ -165,9 +186,14 @@ pub(crate) async fn create(
 /// Deletes record `name`; absent counts as done. `DELETE /volumes/{name}`.
 pub(crate) async fn delete(engine: &Engine, name: &str) -> Result<()> {
     match engine
-        .docker
-        .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>)
-        .await
+        .call(
+            "DELETE /volumes/{name}",
+            CHANGE_TIMEOUT_MS,
+            engine
+                .docker
+                .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>),
+        )
+        .await?
     {
         Ok(()) => Ok(()),
         Err(e) if status(&e) == Some(404) => Ok(()),
@@ -190,9 +216,12 @@ pub(crate) async fn list(
         .filters(&filters)
         .build();
     let r = engine
-        .docker
-        .list_volumes(Some(opts))
-        .await
+        .call(
+            "GET /volumes",
+            READ_TIMEOUT_MS,
+            engine.docker.list_volumes(Some(opts)),
+        )
+        .await?
         .map_err(|e| engine.error("list session records", e))?;
     // Podman (4.3) ORs several `label` filters on volumes where Docker ANDs them: check
     // every label here too, or a container's records would include everybody's.

@@ -21,6 +21,7 @@ use std::sync::Mutex;
 
 use bollard::query_parameters::RenameContainerOptions;
 
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::{inspect, Facts};
 use crate::model::errors::{Error, Result};
@@ -250,9 +251,12 @@ pub(crate) async fn settle_name(engine: &Engine, name: &str) -> Result<Option<Op
 /// `DELETE /volumes/{name}`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn settle(engine: &Engine, r: &Replacement) -> Result<Settled> {
     let committed = match engine
-        .docker
-        .inspect_volume(&replaced_volume(&r.old_id))
-        .await
+        .call(
+            "GET /volumes/{name}",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_volume(&replaced_volume(&r.old_id)),
+        )
+        .await?
     {
         Ok(v) => v.labels.get(RECORD_CONTAINER_ID) == Some(&r.old_id),
         Err(e) if status(&e) == Some(404) => false,
@@ -298,7 +302,14 @@ pub(crate) async fn roll_back_old(engine: &Engine, r: &Replacement) -> Result<()
 /// Errors: `E_ENGINE` (404 when the container is gone), `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn rename(engine: &Engine, id: &str, name: &str) -> Result<()> {
     let opts = RenameContainerOptions { name: name.into() };
-    match engine.docker.rename_container(id, opts).await {
+    match engine
+        .call(
+            "POST /containers/{id}/rename",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.rename_container(id, opts),
+        )
+        .await?
+    {
         Ok(()) => Ok(()),
         Err(e) => match inspect(engine, id).await? {
             Some(c) if Facts::from_inspect(&c).name == name => Ok(()),

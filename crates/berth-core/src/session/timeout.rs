@@ -2,6 +2,9 @@
 
 use std::time::SystemTime;
 
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::connection::Engine;
 use crate::engine::container::{inspect, Facts};
 use crate::model::errors::{Error, Result};
 use crate::model::lifetime::MAX_RETENTION_MS;
@@ -24,27 +27,34 @@ impl Session {
     /// records); when it runs berth's deadline keep-alive and is running, one exec as root
     /// rewriting the deadline file (see [`keepalive`]); `POST /volumes/create` (the next
     /// deadline record, compare-and-set). Then this process's timer is re-armed.
+    /// Every request is bounded by `cancel` and a per-request timeout; an abort after the
+    /// deadline record was written leaves that deadline in force.
     /// Errors: `E_INVALID_ARGUMENT`, `E_SESSION_BUSY`, `E_SESSION_NOT_FOUND`, `E_ENGINE`,
-    /// `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`.
-    pub async fn set_timeout(&self, ms: u64) -> Result<u64> {
+    /// `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`, `E_ABORTED`.
+    pub async fn set_timeout(&self, ms: u64, cancel: &CancellationToken) -> Result<u64> {
         if ms > MAX_RETENTION_MS {
             return Err(Error::invalid(
                 "ms",
                 "must be an integer number of milliseconds in 0..2592000000 (30 days)",
             ));
         }
+        let engine = self.engine.within(cancel, "setTimeout");
+        engine.step(self.set_timeout_within(&engine, ms)).await
+    }
+
+    async fn set_timeout_within(&self, engine: &Engine, ms: u64) -> Result<u64> {
         let mut state = self.state.lock().await;
         self.owner_only(state.is_done())?;
-        let Some(c) = inspect(&self.engine, &self.id).await? else {
+        let Some(c) = inspect(engine, &self.id).await? else {
             state.mark_done();
             process_duty::forget(&self.id);
             return Err(self.not_found());
         };
         let f = Facts::from_inspect(&c);
-        let all = records::list(&self.engine, Some(&self.id)).await?;
+        let all = records::list(engine, Some(&self.id)).await?;
         let current = deadlines::current_of(&all, &self.id).map(|(_, d)| d);
         if f.expired_at(SystemTime::now(), current) {
-            removal::remove_by_id(&self.engine, &self.id).await?;
+            removal::remove_by_id(engine, &self.id).await?;
             deadline_timer::remember_expired(&self.engine, &self.name);
             state.mark_done();
             process_duty::forget(&self.id);
@@ -61,10 +71,9 @@ impl Session {
                 .as_ref()
                 .and_then(|cfg| cfg.labels.clone())
                 .unwrap_or_default();
-            keepalive::write_deadline(&self.engine, &self.id, &self.name, &labels, deadline)
-                .await?;
+            keepalive::write_deadline(engine, &self.id, &self.name, &labels, deadline).await?;
         }
-        deadlines::set(&self.engine, &self.id, deadline).await?;
+        deadlines::set(engine, &self.id, deadline).await?;
         drop(state);
         deadline_timer::arm(&self.engine, &self.id);
         Ok(deadline)
