@@ -59,7 +59,7 @@ impl ChannelSlot {
         engine: &Engine,
         id: &str,
         path: &str,
-        mode: u32,
+        mode: Option<u32>,
         data: &[u8],
         cancel: &CancellationToken,
     ) -> Result<Outcome<()>> {
