@@ -8,6 +8,7 @@ export const {
   builderSessionId,
   createDockerSandboxProvider,
   DEFAULT_REMOVE_AFTER_STOP_MS,
+  DEFAULT_TIMEOUT_MS,
   restrictedView,
   sliceLines,
   TEMPLATE_WAIT_TIMEOUT_MS,

@@ -72,6 +72,7 @@ describe.skipIf(!engineAvailable())('peek', () => {
       createdAt: expect.any(String),
       owner: null,
       ports: {},
+      expiresAt: null,
     });
     expect((await inspectContainer(id))?.State.Running).toBe(true);
   });

@@ -12,6 +12,7 @@ import {
   EngineUnavailableError,
   InvalidArgumentError,
   peek,
+  removeTemplate,
   resumeSession,
   type CreateSessionOptions,
   type Session,
@@ -120,6 +121,12 @@ describe.skipIf(!engineAvailable())('validation', () => {
     await expectInvalid((socketPath) => resumeSession({ sessionId, onDrift: 'ignore' as never, socketPath }), 'onDrift');
     await expectInvalid((socketPath) => peek(sessionId, { prefix: 5 as never, socketPath }), 'prefix');
     await expectInvalid((socketPath) => peek(sessionId, { engine: 'rkt' as never, socketPath }), 'engine');
+  });
+
+  test('removeTemplate checks the key before it connects', async () => {
+    for (const key of ['', 'UPPER', '-lead', 'a b']) {
+      await expectInvalid((socketPath) => removeTemplate(key, { socketPath }));
+    }
   });
 
   describe('exec', () => {

@@ -42,10 +42,11 @@ export interface PreparedCreate {
  */
 export function prepare(options: CreateSessionOptions): PreparedCreate {
   expectObject(options, 'options');
-  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, removeAfterStopMs, files, ...spec } =
+  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, removeAfterStopMs, timeoutMs, files, ...spec } =
     options;
   expectString(spec.sessionId, 'sessionId', { wellFormed: false });
   expectOptionalNumber(removeAfterStopMs, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
+  expectOptionalNumber(timeoutMs, 'timeoutMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
   expectString(spec.image, 'image');
   expectOptionalString(platform, 'platform');
   expectOptionalSignal(abortSignal, 'abortSignal');
@@ -55,6 +56,7 @@ export function prepare(options: CreateSessionOptions): PreparedCreate {
     ...toNativeSpec(spec),
     platform,
     removeAfterStopMs,
+    timeoutMs,
     ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as NativeCreateOptions;
   return { native, abortSignal, onProgress, files };

@@ -24,6 +24,7 @@ import type {
   StopOptions,
   StopResult,
 } from './types';
+import { MAX_REMOVE_AFTER_STOP_MS } from './types';
 import {
   compact,
   expectObject,
@@ -50,11 +51,48 @@ import {
  */
 export class Session implements AsyncDisposable {
   readonly #native: NativeSession;
+  #expiresAt: number | null;
 
   /** @internal Made by createSession / resumeSession; not constructed by callers. */
   constructor(native: NativeSession, files: FileAccess = 'user') {
     this.#native = native;
     if (files !== 'user') native.setFileAccess(files);
+    this.#expiresAt = native.expiresAt ?? null;
+  }
+
+  /**
+   * When the session expires, in milliseconds since the epoch (its deadline from `timeoutMs`
+   * or {@link Session.setTimeout}, or, while stopped, its stop plus `removeAfterStopMs`); null
+   * when it never expires. Read when the handle was made and updated by this handle's
+   * `setTimeout`; {@link peek} reads the engine's current value.
+   */
+  get expiresAt(): number | null {
+    return this.#expiresAt;
+  }
+
+  /**
+   * Moves the session's deadline to now + `ms` milliseconds, as e2b's `setTimeout` does: an
+   * extension (or a shortening) of a live session. Owner or inheritor only. The new deadline is
+   * recorded in the engine (every berth process honours it), written into the container for
+   * its deadline keep-alive, and this process's timer is re-armed. See README "Lifetimes".
+   *
+   * Engine API: `GET /containers/{id}/json`, `GET /volumes?filters=...`, one exec as root (the
+   * deadline file, when the container runs berth's deadline keep-alive), `POST /volumes/create`.
+   *
+   * @param ms Milliseconds from now, a whole number from 0 to 2,592,000,000 (30 days).
+   * @returns The new deadline, in milliseconds since the epoch.
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` (negative, fractional, NaN, over 30 days or
+   *   not a number), before any engine call.
+   * @throws SessionBusyError `E_SESSION_BUSY` (`reason: 'not-owner'`) on an adopted handle.
+   * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once removed (`details.reason: 'expired'`
+   *   when it was past its deadline: an extension never revives an expired session).
+   */
+  async setTimeout(ms: number): Promise<number> {
+    if (ms === undefined) expectOptionalNumber(null, 'ms');
+    expectOptionalNumber(ms, 'ms', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
+    const deadline = await callNative(() => this.#native.setTimeout(ms));
+    this.#expiresAt = deadline;
+    return deadline;
   }
 
   /** The full 64-hex container id. */

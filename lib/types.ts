@@ -131,6 +131,12 @@ export interface PeekResult {
   owner: Owner | null;
   /** Published ports: `"8080/tcp"` → `"127.0.0.1:49153"`. */
   ports: Record<string, string>;
+  /**
+   * When the session expires, in milliseconds since the epoch: its deadline (`timeoutMs`,
+   * `session.setTimeout`) or, while it is stopped, its stop plus `removeAfterStopMs`, whichever
+   * comes first; null when it never expires (see README "Lifetimes").
+   */
+  expiresAt: number | null;
 }
 
 /** A holder's role; `unknown` for a record berth cannot read (counted as a live holder). */
@@ -415,9 +421,20 @@ export interface CreateSessionOptions extends CreateSpec, EngineOptions, PullOpt
    * @default undefined (a stopped session stays until it is removed)
    */
   removeAfterStopMs?: number;
+  /**
+   * The session expires this long after it became ready, in milliseconds (a whole number,
+   * 0 to 2,592,000,000 = 30 days; anything else is `E_INVALID_ARGUMENT` before any engine
+   * call); `session.setTimeout(ms)` moves the deadline. Expired means removed, whoever owns
+   * it: by this process's own timer (never keeps Node alive), by any berth process's
+   * `reapOrphans` / `listSessions` (reason `'expired'`), and the container's default keep-alive
+   * exits by itself at the deadline (README "Lifetimes"). Fixed at creation (label
+   * `dev.berth.timeout-ms`); the current deadline is a record volume every engine client sees.
+   * @default undefined (no timeout: a library does not delete user data unasked)
+   */
+  timeoutMs?: number;
 }
 
-/** The longest `removeAfterStopMs`, in milliseconds (30 days). */
+/** The longest `removeAfterStopMs`, `timeoutMs` or `setTimeout` ms, in milliseconds (30 days). */
 export const MAX_REMOVE_AFTER_STOP_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** Options of {@link resumeSession}. */

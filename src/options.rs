@@ -77,6 +77,8 @@ pub struct BindingCreateOptions {
     pub platform: Option<String>,
     /// Remove the container once it has been stopped this long, in milliseconds (whole, 0 to 30 days). @default never
     pub remove_after_stop_ms: Option<f64>,
+    /// The session expires this long after it became ready, in milliseconds (whole, 0 to 30 days). @default never
+    pub timeout_ms: Option<f64>,
     /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
     /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
@@ -207,6 +209,12 @@ impl BindingCreateOptions {
                 .map(|ms| {
                     whole_number("removeAfterStopMs", ms, 0, MAX_RETENTION_MS as i64)
                         .map(|ms| ms as u64)
+                })
+                .transpose()?,
+            timeout_ms: self
+                .timeout_ms
+                .map(|ms| {
+                    whole_number("timeoutMs", ms, 0, MAX_RETENTION_MS as i64).map(|ms| ms as u64)
                 })
                 .transpose()?,
         };

@@ -61,6 +61,8 @@ pub struct BindingPeekResult {
     pub owner: Option<BindingOwner>,
     /// `"8080/tcp"` -> `"127.0.0.1:49153"`.
     pub ports: HashMap<String, String>,
+    /// When the session expires, in milliseconds since the epoch; absent: never.
+    pub expires_at: Option<f64>,
 }
 
 /// Converts an owner for JavaScript, with its liveness as seen now.
@@ -88,6 +90,7 @@ impl From<PeekResult> for BindingPeekResult {
             image: p.image,
             created_at: p.created_at,
             ports: p.ports.into_iter().collect(),
+            expires_at: p.expires_at.map(|ms| ms as f64),
         }
     }
 }

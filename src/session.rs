@@ -84,6 +84,34 @@ impl BindingSession {
         self.inner.replaced.clone().map(Into::into)
     }
 
+    /// When the session expires, in milliseconds since the epoch, as read when this handle was
+    /// made; absent: never. `setTimeout` resolves the new value.
+    #[napi(getter)]
+    pub fn expires_at(&self) -> Option<f64> {
+        self.inner.expires_at.map(|ms| ms as f64)
+    }
+
+    /// Moves the session's deadline to now + `ms` milliseconds (whole, 0 to 30 days) and
+    /// resolves the new deadline (ms since the epoch); owner or inheritor only.
+    ///
+    /// Engine API: `GET /containers/{id}/json`, `GET /volumes?filters=...`, an exec as root
+    /// rewriting the keep-alive's deadline file (berth's deadline keep-alive, running),
+    /// `POST /volumes/create` (the deadline record). Errors: `E_INVALID_ARGUMENT`,
+    /// `E_SESSION_BUSY` (`reason: 'not-owner'`: an adopted handle, no engine call),
+    /// `E_SESSION_NOT_FOUND` (removed; `details.reason: 'expired'` when it had expired),
+    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn set_timeout<'e>(&self, env: &'e Env, ms: f64) -> napi::Result<PromiseRaw<'e, f64>> {
+        let inner = self.inner.clone();
+        let ms = js(whole_number(
+            "ms",
+            ms,
+            0,
+            berth_core::MAX_RETENTION_MS as i64,
+        ))?;
+        env.spawn_future(async move { Ok(js(inner.set_timeout(ms as u64).await)? as f64) })
+    }
+
     /// Runs `argv` (never a shell string) and buffers stdout and stderr as bytes.
     ///
     /// Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.

@@ -17,7 +17,7 @@ const BUSYBOX_CANDIDATES = ['/bin/busybox', '/usr/bin/busybox', '/usr/local/bin/
 /** Applets the tests rely on; the build fails if the host busybox lacks one. */
 const REQUIRED_APPLETS = [
   'sh', 'sleep', 'cat', 'ls', 'ps', 'kill', 'echo', 'true', 'false', 'mkdir', 'id', 'env',
-  'touch', 'rm', 'grep', 'head', 'wc', 'setsid', 'printf', 'test', 'nc', 'stat',
+  'touch', 'rm', 'grep', 'head', 'wc', 'setsid', 'printf', 'test', 'nc', 'stat', 'date', 'mv', 'chmod',
 ];
 /** Bump when the recipe below changes: an image with another revision label is imported again. */
 export const TEST_IMAGE_REVISION = '1';

@@ -1,4 +1,4 @@
-export { createDockerSandboxProvider, DEFAULT_REMOVE_AFTER_STOP_MS, type DockerSandboxProviderOptions } from './provider';
+export { createDockerSandboxProvider, DEFAULT_REMOVE_AFTER_STOP_MS, DEFAULT_TIMEOUT_MS, type DockerSandboxProviderOptions } from './provider';
 export {
   BerthSandboxSession,
   restrictedView,

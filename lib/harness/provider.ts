@@ -26,7 +26,24 @@ export interface DockerSandboxProviderOptions
    * @default 600000 ({@link DEFAULT_REMOVE_AFTER_STOP_MS}, 10 minutes)
    */
   removeAfterStopMs?: number | null;
+  /**
+   * How long each sandbox lives after it became ready, in milliseconds (whole, 0 to 30 days),
+   * passed to every session this provider creates (see `createSession`'s `timeoutMs`): then it
+   * is removed, whoever holds it, even if every berth process is gone (the container's
+   * keep-alive stops it; the next `reapOrphans` removes it). `null`: no timeout.
+   * @default 3600000 ({@link DEFAULT_TIMEOUT_MS}, 1 hour)
+   */
+  timeoutMs?: number | null;
 }
+
+/**
+ * The provider's default `timeoutMs`: 1 hour. A harness sandbox is one agent conversation's
+ * workspace; when the process that drives it loses its handle (a crash, a failed start, a
+ * forgotten `destroy()`), nothing else would ever remove it. An hour outlasts a long agent run
+ * on a laptop yet bounds what a lost sandbox costs (hosted sandboxes default shorter: e2b 5
+ * minutes). Longer sessions pass a larger value or `null`.
+ */
+export const DEFAULT_TIMEOUT_MS = 60 * 60_000;
 
 /**
  * The provider's default `removeAfterStopMs`: 10 minutes. `HarnessAgent` stops a sandbox both
@@ -62,6 +79,8 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  * - Every session is created with `removeAfterStopMs` (default 10 minutes): a stopped sandbox
  *   stays resumable that long, then this process (or any `reapOrphans`) removes it. That is
  *   what cleans up after a failed `HarnessAgent` start, which only ever calls `stop()`.
+ * - Every session is created with `timeoutMs` (default 1 hour): a running sandbox nobody
+ *   removed is removed then, whoever holds it (README "Lifetimes").
  * - The container environment has `IS_SANDBOX=1` (an explicit `env.IS_SANDBOX` wins): the
  *   Claude Code CLI refuses its permission-bypass mode as root without it.
  * - A same-process `resumeSession` (the framework's `detach()` then `resumeFrom`) shares this
@@ -83,12 +102,20 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
 export function createDockerSandboxProvider(options: DockerSandboxProviderOptions): HarnessV1SandboxProvider {
   expectObject(options, 'options');
   expectString(options.image, 'image');
-  const { providerId = 'berth-docker', engine, socketPath, removeAfterStopMs: retention, ...given } = options;
+  const { providerId = 'berth-docker', engine, socketPath, removeAfterStopMs: retention, timeoutMs: timeout, ...given } =
+    options;
   if (retention !== null) {
     expectOptionalNumber(retention, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
   }
+  if (timeout !== null) {
+    expectOptionalNumber(timeout, 'timeoutMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
+  }
   const removeAfterStopMs = retention === null ? undefined : (retention ?? DEFAULT_REMOVE_AFTER_STOP_MS);
-  const lifetime = removeAfterStopMs === undefined ? {} : { removeAfterStopMs };
+  const timeoutMs = timeout === null ? undefined : (timeout ?? DEFAULT_TIMEOUT_MS);
+  const lifetime = {
+    ...(removeAfterStopMs === undefined ? {} : { removeAfterStopMs }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  };
   const spec = { ...given, env: { IS_SANDBOX: '1', ...given.env } };
   const where: EngineOptions = { ...(engine === undefined ? {} : { engine }), ...(socketPath === undefined ? {} : { socketPath }) };
   return {

@@ -66,16 +66,22 @@ export async function createFromTemplate(input: {
   abortSignal?: AbortSignal;
   /** The sessions' (and the builder's) `removeAfterStopMs`; not part of the template key. */
   removeAfterStopMs?: number | undefined;
+  /**
+   * The sessions' `timeoutMs` (never the builder's: its filesystem, deadline file included,
+   * becomes the template); not part of the template key.
+   */
+  timeoutMs?: number | undefined;
   firstCreate: (builder: Session) => Promise<void>;
 }): Promise<Session> {
-  const { identity, sessionId, spec, where, abortSignal, firstCreate, removeAfterStopMs } = input;
+  const { identity, sessionId, spec, where, abortSignal, firstCreate, removeAfterStopMs, timeoutMs } = input;
+  const timeout = timeoutMs === undefined ? {} : { timeoutMs };
   const key = templateKey(identity, spec);
   const signal = { ...(abortSignal ? { abortSignal } : {}), ...(removeAfterStopMs === undefined ? {} : { removeAfterStopMs }) };
   for (;;) {
     if (await templateExists(key, where)) {
       try {
         const { setupCommands: _skipped, ...rest } = spec;
-        return await createSession({ ...rest, ...where, ...signal, image: `${TEMPLATE_REPO}:${key}`, sessionId });
+        return await createSession({ ...rest, ...where, ...signal, ...timeout, image: `${TEMPLATE_REPO}:${key}`, sessionId });
       } catch (error) {
         // Pruned between the check and the create: build it again.
         if (!ImageNotFoundError.isInstance(error)) throw error;

@@ -22,7 +22,10 @@ use crate::model::identity::Owner;
 use crate::model::spec::validate_port;
 use crate::ownership::hold;
 
+pub(crate) mod deadline_timer;
+pub(crate) mod keepalive;
 pub(crate) mod process_duty;
+mod timeout;
 use process_duty::Shared;
 
 /// Default grace period of `stop()` before SIGKILL, in milliseconds.
@@ -106,6 +109,9 @@ pub struct Session {
     pub verification: Option<crate::model::verification::Verification>,
     /// What a recreation lost and kept, for a handle made by `recreateSession`.
     pub replaced: Option<crate::ownership::replaced::Replaced>,
+    /// When the session expires, in ms since the epoch, as read when this handle was made
+    /// (`timeoutMs`, `setTimeout`, `removeAfterStopMs`); `None`: never.
+    pub expires_at: Option<u64>,
     /// Shared by every handle of this process on the container when this process holds its
     /// duty (see [`process_duty`]).
     state: Arc<Mutex<State>>,
@@ -157,6 +163,7 @@ impl Session {
             drift: Vec::new(),
             verification: None,
             replaced: None,
+            expires_at: None,
             state: Arc::new(Mutex::new(State {
                 duty: Duty::Holding,
                 record: None,
@@ -193,6 +200,21 @@ impl Session {
         self
     }
 
+    /// Arms this process's deadline timer for the session when `has_deadline` (it was
+    /// created with `timeoutMs`, or carries a deadline record) and this process holds its
+    /// duty (see [`deadline_timer`]). Returns the handle unchanged.
+    pub fn with_deadline_timer(self, has_deadline: bool) -> Self {
+        if has_deadline && self.owns() {
+            deadline_timer::arm(&self.engine, &self.id);
+        }
+        self
+    }
+
+    /// The same handle, reporting `expires_at` (ms since the epoch).
+    pub fn with_expires_at(self, expires_at: Option<u64>) -> Self {
+        Session { expires_at, ..self }
+    }
+
     /// The same handle, sharing the duty `shared` this process holds for its container.
     pub fn with_shared_duty(self, shared: Shared) -> Self {
         Session {
@@ -225,6 +247,37 @@ impl Session {
 
     fn owns(&self) -> bool {
         matches!(self.ownership, Ownership::Created | Ownership::Inherited)
+    }
+
+    /// `E_SESSION_NOT_FOUND` for this session (its container is gone).
+    fn not_found(&self) -> Error {
+        Error::SessionNotFound {
+            session_id: self.session_id.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// The rule of the owner-only calls (`setNetworkPolicy`, `setTimeout`): after removal
+    /// (`removed`) `E_SESSION_NOT_FOUND`; on an adopted handle `E_SESSION_BUSY`
+    /// (`reason: 'not-owner'`), both without an engine call.
+    fn owner_only(&self, removed: bool) -> Result<()> {
+        if removed {
+            return Err(self.not_found());
+        }
+        if !self.owns() {
+            return Err(Error::SessionBusy {
+                session_id: self.session_id.clone(),
+                name: self.name.clone(),
+                id: self.id.clone(),
+                reason: "not-owner".into(),
+                owner: self
+                    .owner
+                    .as_ref()
+                    .map(Owner::to_json)
+                    .unwrap_or(serde_json::Value::Null),
+            });
+        }
+        Ok(())
     }
 
     /// Removes the container by id when this handle owns it (or `force`).
@@ -349,27 +402,8 @@ impl Session {
     /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn set_network_policy(&self, policy: NetworkPolicy) -> Result<()> {
         let state = self.state.lock().await;
-        let not_found = || Error::SessionNotFound {
-            session_id: self.session_id.clone(),
-            name: self.name.clone(),
-        };
-        if state.duty == Duty::Done {
-            return Err(not_found());
-        }
-        if !self.owns() {
-            return Err(Error::SessionBusy {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-                id: self.id.clone(),
-                reason: "not-owner".into(),
-                owner: self
-                    .owner
-                    .as_ref()
-                    .map(Owner::to_json)
-                    .unwrap_or(serde_json::Value::Null),
-            });
-        }
-        networks::set_policy(&self.engine, &self.id, policy, not_found).await
+        self.owner_only(state.duty == Duty::Done)?;
+        networks::set_policy(&self.engine, &self.id, policy, || self.not_found()).await
     }
 
     /// Runs `argv` in the container; see [`exec::exec`].

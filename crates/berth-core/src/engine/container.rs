@@ -251,11 +251,17 @@ impl Facts {
         self.managed.as_ref().and_then(|m| m.owner.as_ref())
     }
 
-    /// Whether this session has expired at `now` (stopped longer than its
-    /// `removeAfterStopMs`; see [`crate::model::lifetime`]).
-    pub fn expired(&self, now: std::time::SystemTime) -> bool {
-        let retention = self.managed.as_ref().and_then(|m| m.remove_after_stop_ms);
-        crate::model::lifetime::expired(retention, self.state, &self.finished_at, now)
+    /// When this session expires, in ms since the epoch, given its current deadline record
+    /// `deadline_ms` (see [`crate::model::lifetime::expires_at`]); `None` for an unmanaged one.
+    pub fn expires_at(&self, deadline_ms: Option<u64>) -> Option<u64> {
+        let retention = self.managed.as_ref()?.remove_after_stop_ms;
+        crate::model::lifetime::expires_at(retention, self.state, &self.finished_at, deadline_ms)
+    }
+
+    /// Whether this session has expired at `now`, by its stop retention or its deadline
+    /// record `deadline_ms` (see [`crate::model::lifetime`]).
+    pub fn expired_at(&self, now: std::time::SystemTime, deadline_ms: Option<u64>) -> bool {
+        crate::model::lifetime::passed(self.expires_at(deadline_ms), now)
     }
 
     /// The owner as JSON (`PeekResult.owner`), `null` when unknown.

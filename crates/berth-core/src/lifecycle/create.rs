@@ -3,7 +3,9 @@
 //! Engine calls, in order: `GET /images/{image}/json` (and `POST /images/create` when
 //! missing, see [`crate::engine::images`]), `POST /containers/create?name=<name>` (the engine's name uniqueness is
 //! the lock), `POST /containers/{id}/start`, one exec per setup command, then
-//! `POST /volumes/create` for the readiness record and for the creator's holder record.
+//! with `timeoutMs` `PUT /containers/{id}/archive` (the keep-alive's deadline file) and
+//! `POST /volumes/create` for the deadline record, then `POST /volumes/create` for the
+//! readiness record and for the creator's holder record.
 
 use std::collections::HashMap;
 use std::time::SystemTime;
@@ -24,7 +26,6 @@ use crate::lifecycle::opening::{self, Opening};
 use crate::model::errors::{Error, Holder, Result};
 use crate::model::identity;
 use crate::model::labels;
-use crate::model::naming::DEFAULT_PREFIX;
 use crate::model::spec::CreateSpec;
 use crate::ownership::cleanup;
 use crate::ownership::hold;
@@ -55,13 +56,11 @@ pub async fn create_session(
     engine_opts: &EngineOptions,
     cancel: &CancellationToken,
 ) -> Result<Session> {
-    spec.validate()?;
-    crate::engine::bind_source::check_for_engine(spec, engine_opts)?;
     let Opening {
         session_id,
         prefix,
         name,
-    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
+    } = Opening::for_create(spec, engine_opts)?;
     let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
     cleanup::retry_pending(&engine).await;
     let pull = PullOptions {
@@ -85,9 +84,20 @@ pub async fn create_session(
         owner.cloned(),
     );
     match guard(cancel, OPERATION, finish(&engine, &session, spec, &labels)).await {
-        Ok(record) => Ok(session
-            .with_record(record, Vec::new())
-            .into_process_duty(spec.remove_after_stop_ms)),
+        Ok(record) => {
+            let expires_at = match spec.timeout_ms {
+                Some(_) => crate::ownership::deadlines::current(&engine, &id)
+                    .await
+                    .ok()
+                    .flatten(),
+                None => None,
+            };
+            Ok(session
+                .with_record(record, Vec::new())
+                .with_expires_at(expires_at)
+                .into_process_duty(spec.remove_after_stop_ms)
+                .with_deadline_timer(spec.timeout_ms.is_some()))
+        }
         Err(first) => Err(rollback(&engine, &id, first).await),
     }
 }
@@ -153,6 +163,20 @@ pub(crate) async fn finish(
         }
     }
     let extra: HashMap<String, String> = spec.labels.clone().into_iter().collect();
+    if let Some(timeout_ms) = spec.timeout_ms {
+        // Ready now: the deadline counts from here, recorded before readiness so that a
+        // ready session with a timeout always has its deadline record.
+        let deadline = crate::session::deadline_timer::now_ms().saturating_add(timeout_ms);
+        crate::session::keepalive::write_deadline(
+            engine,
+            &session.id,
+            &session.name,
+            labels,
+            deadline,
+        )
+        .await?;
+        crate::ownership::deadlines::set(engine, &session.id, deadline).await?;
+    }
     records::mark_ready(engine, &session.id, labels).await?;
     hold::register(engine, &session.id, Role::Creator, &extra).await
 }
@@ -297,6 +321,7 @@ fn container_body(
         .chain(extra_mounts.iter().cloned())
         .collect();
     let sec = &spec.security;
+    let deadline_keepalive = spec.timeout_ms.is_some() && spec.entrypoint.is_none();
     let host_config = HostConfig {
         init: Some(true),
         port_bindings: (!bindings.is_empty()).then_some(bindings),
@@ -310,11 +335,25 @@ fn container_body(
         memory: spec.limits.memory_bytes,
         nano_cpus: spec.limits.cpus.map(|c| (c * 1e9).round() as i64),
         pids_limit: spec.limits.pids_limit,
+        // The deadline file needs a writable directory on a read-only root filesystem.
+        tmpfs: (deadline_keepalive && sec.read_only_root_filesystem).then(|| {
+            HashMap::from([(
+                crate::model::lifetime::DEADLINE_DIR.to_string(),
+                "mode=755".to_string(),
+            )])
+        }),
         ..Default::default()
+    };
+    // With `timeoutMs` and no custom entrypoint, the keep-alive stops at the deadline
+    // (see `crate::model::lifetime::KEEPALIVE_SCRIPT`); otherwise the entrypoint digested in
+    // the labels.
+    let entrypoint = match deadline_keepalive {
+        true => crate::model::lifetime::deadline_keepalive(),
+        false => spec.effective_entrypoint(),
     };
     ContainerCreateBody {
         image: Some(spec.image.clone()),
-        entrypoint: Some(spec.effective_entrypoint()),
+        entrypoint: Some(entrypoint),
         cmd: Some(Vec::new()),
         env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
         working_dir: spec.work_dir.clone(),

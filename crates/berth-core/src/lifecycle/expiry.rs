@@ -1,4 +1,5 @@
-//! Expiry: removes a session whose `removeAfterStopMs` has passed, whoever owns it.
+//! Expiry: removes a session whose deadline (`timeoutMs`, `setTimeout`) or `removeAfterStopMs`
+//! has passed, whoever owns it.
 //!
 //! Used by `reapOrphans` and `listSessions` (any berth process, any owner's liveness); the
 //! owning process's own timer is in [`crate::session::process_duty::arm_after_stop`]. The rule itself
@@ -15,7 +16,7 @@ use crate::session::process_duty;
 
 /// Inspects container `id` again and removes it when it is (still) expired.
 ///
-/// Engine calls: `GET /containers/{id}/json`, then when expired
+/// Engine calls: `GET /containers/{id}/json`, `GET /volumes?filters=...` (its deadline), then when expired
 /// `DELETE /containers/{id}?force=true&v=true` and `DELETE /volumes/{name}` for its records.
 /// `Ok(true)`: removed by this call; `Ok(false)`: not expired any more (started again) or
 /// gone already. A container that only inherited berth's labels is never touched.
@@ -25,7 +26,11 @@ pub async fn remove_if_expired(engine: &Engine, id: &str) -> Result<bool> {
         return Ok(false);
     };
     let f = Facts::from_inspect(&c);
-    if f.managed.is_none() || !f.expired(SystemTime::now()) {
+    if f.managed.is_none() {
+        return Ok(false);
+    }
+    let deadline = crate::ownership::deadlines::current(engine, id).await?;
+    if !f.expired_at(SystemTime::now(), deadline) {
         return Ok(false);
     }
     if crate::ownership::provenance::not_berth_made(engine, &c, &f)
@@ -44,6 +49,7 @@ pub async fn remove_if_expired(engine: &Engine, id: &str) -> Result<bool> {
         return Ok(false);
     }
     let removed = remove_by_id(engine, id).await? == Removal::Removed;
+    crate::session::deadline_timer::remember_expired(engine, &f.name);
     if let Some(s) = state.as_mut() {
         s.mark_done();
     }

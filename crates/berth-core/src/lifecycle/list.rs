@@ -100,8 +100,8 @@ pub(crate) async fn survey(
 ///
 /// Engine calls: `GET /containers/json?all=true&filters=...`, `GET /containers/{id}/json`
 /// each, `GET /volumes?filters={"label":["dev.berth.record"]}`. Changes nothing, except that
-/// an expired session (stopped longer than its `removeAfterStopMs`, see [`crate::model::lifetime`])
-/// is removed, whatever its owner's liveness, and not listed (`DELETE /containers/{id}` and
+/// an expired session (past its deadline from `timeoutMs`/`setTimeout`, or stopped longer than
+/// its `removeAfterStopMs`, see [`crate::model::lifetime`]) is removed, whatever its owner's liveness, and not listed (`DELETE /containers/{id}` and
 /// its records; a failed removal lists it as it is).
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
 pub async fn list_sessions(scope: &Scope, engine_opts: &EngineOptions) -> Result<Vec<Listing>> {
@@ -110,7 +110,7 @@ pub async fn list_sessions(scope: &Scope, engine_opts: &EngineOptions) -> Result
     let now = std::time::SystemTime::now();
     let mut live = Vec::new();
     for (f, recs) in survey(&engine, scope).await? {
-        if f.expired(now)
+        if f.expired_at(now, recs.deadline_ms())
             && matches!(
                 crate::lifecycle::expiry::remove_if_expired(&engine, &f.id).await,
                 Ok(true)
@@ -125,7 +125,8 @@ pub async fn list_sessions(scope: &Scope, engine_opts: &EngineOptions) -> Result
         .map(|(f, recs)| {
             let duty_generation = duty(f.owner(), &recs.holds).generation();
             Listing {
-                peek: PeekResult::from_facts(&engine, f, recs.ready),
+                peek: PeekResult::from_facts(&engine, f, recs.ready)
+                    .with_deadline(recs.deadline_ms()),
                 holders: recs.holds,
                 duty_generation,
             }

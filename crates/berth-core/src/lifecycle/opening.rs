@@ -6,7 +6,8 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::cancel::guard;
 use crate::engine::connection::{self, Engine, EngineOptions};
 use crate::model::errors::Result;
-use crate::model::naming::container_name;
+use crate::model::naming::{container_name, DEFAULT_PREFIX};
+use crate::model::spec::CreateSpec;
 use crate::model::spec::{validate_prefix, validate_session_id};
 
 /// A session's validated id, prefix and container name.
@@ -43,6 +44,15 @@ impl Opening {
             prefix: prefix_text,
             name: container_name(session_id, Some(prefix_units)),
         })
+    }
+
+    /// The opening of a create-like call (`createSession`, `recreateSession`): checks the
+    /// whole spec, its bind sources against the engine `engine_opts` selects, and the name
+    /// (prefix defaulting to `berth`). No engine call. Errors: `E_INVALID_ARGUMENT`.
+    pub(crate) fn for_create(spec: &CreateSpec, engine_opts: &EngineOptions) -> Result<Self> {
+        spec.validate()?;
+        crate::engine::bind_source::check_for_engine(spec, engine_opts)?;
+        Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)
     }
 }
 

@@ -35,12 +35,19 @@ pub struct PeekResult {
     pub owner: Option<Owner>,
     /// `"8080/tcp"` -> `"127.0.0.1:49153"`.
     pub ports: BTreeMap<String, String>,
+    /// When the session expires, in milliseconds since the epoch (its deadline from
+    /// `timeoutMs`/`setTimeout`, or its stop plus `removeAfterStopMs`, whichever is first);
+    /// `None`: never (see [`crate::model::lifetime::expires_at`]).
+    pub expires_at: Option<u64>,
+    /// The expiry by `removeAfterStopMs` alone, for [`PeekResult::with_deadline`].
+    stop_expiry: Option<u64>,
 }
 
 /// Looks the session up; `Ok(None)` when no container has its name.
 ///
 /// Never creates, starts, unpauses or pulls anything. Engine calls:
-/// `GET /containers/{name}/json`, and for a managed container `GET /volumes/berth-ready-<id>`.
+/// `GET /containers/{name}/json`, and for a managed container `GET /volumes/berth-ready-<id>`
+/// and `GET /volumes?filters=...` (its deadline records).
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
 pub async fn peek(
     session_id: &[u16],
@@ -53,18 +60,26 @@ pub async fn peek(
         return Ok(None);
     };
     let f = Facts::from_inspect(&c);
-    let ready = match &f.managed {
-        Some(_) => records::is_ready_while_present(&engine, &f.id).await?,
-        None => false,
+    let (ready, deadline) = match &f.managed {
+        Some(_) => (
+            records::is_ready_while_present(&engine, &f.id).await?,
+            crate::ownership::deadlines::current(&engine, &f.id).await?,
+        ),
+        None => (false, None),
     };
-    Ok(Some(PeekResult::from_facts(&engine, f, ready)))
+    Ok(Some(
+        PeekResult::from_facts(&engine, f, ready).with_deadline(deadline),
+    ))
 }
 
 impl PeekResult {
     /// The result for inspected facts and the readiness read from the records. Published
     /// ports are addresses reachable from this process (a remote engine's host, not 127.0.0.1).
     pub(crate) fn from_facts(engine: &Engine, f: Facts, ready: bool) -> Self {
+        let stop_expiry = f.expires_at(None);
         PeekResult {
+            expires_at: stop_expiry,
+            stop_expiry,
             owner: f.owner().cloned(),
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
             managed: f.managed.is_some(),
@@ -81,5 +96,15 @@ impl PeekResult {
                 .map(|(k, v)| (k, engine.reachable_address(&v)))
                 .collect(),
         }
+    }
+
+    /// The same result, with the session's current deadline record `deadline_ms` (ms since
+    /// the epoch) taken into `expires_at`.
+    pub(crate) fn with_deadline(self, deadline_ms: Option<u64>) -> Self {
+        let expires_at = match (self.stop_expiry, deadline_ms) {
+            (Some(a), Some(d)) => Some(a.min(d)),
+            (a, d) => a.or(d),
+        };
+        PeekResult { expires_at, ..self }
     }
 }

@@ -94,7 +94,7 @@ pub async fn reap_orphans(
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
             reason: String::new(),
         };
-        if f.expired(now) {
+        if f.expired_at(now, recs.deadline_ms()) {
             entry.reason = EXPIRED.into();
             match dry_run {
                 true => report.removed.push(entry),

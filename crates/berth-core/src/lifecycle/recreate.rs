@@ -25,7 +25,6 @@ use crate::lifecycle::opening::{self, Opening};
 use crate::lifecycle::verify;
 use crate::model::errors::{Error, Result};
 use crate::model::identity::{self, liveness, Liveness, Owner};
-use crate::model::naming::DEFAULT_PREFIX;
 use crate::model::spec::CreateSpec;
 use crate::model::verification::Expect;
 use crate::ownership::hold::{self, Claim};
@@ -79,13 +78,11 @@ pub async fn recreate_session(
     cancel: &CancellationToken,
 ) -> Result<Session> {
     let spec = &r.spec;
-    spec.validate()?;
-    crate::engine::bind_source::check_for_engine(spec, engine_opts)?;
     let Opening {
         session_id,
         prefix,
         name,
-    } = Opening::new(&spec.session_id, spec.prefix.as_deref(), DEFAULT_PREFIX)?;
+    } = Opening::for_create(spec, engine_opts)?;
     let engine = opening::connect(engine_opts, cancel, OPERATION).await?;
     let ids = Ids {
         session_id: &session_id,
@@ -322,7 +319,9 @@ async fn replace(
         crate::ownership::cleanup::defer(engine, old_id);
     }
     crate::session::process_duty::forget(old_id);
-    let session = session.into_process_duty(r.spec.remove_after_stop_ms);
+    let session = session
+        .into_process_duty(r.spec.remove_after_stop_ms)
+        .with_deadline_timer(r.spec.timeout_ms.is_some());
     Ok((session, replaced))
 }
 

@@ -121,6 +121,12 @@ async fn adopt(
     };
     guard(cancel, OPERATION, settle_name(engine, name)).await?;
     let Some(c) = guard(cancel, OPERATION, inspect(engine, name)).await? else {
+        if crate::session::deadline_timer::was_expired(engine, name) {
+            return Err(Error::SessionExpired {
+                session_id: session_id.into(),
+                name: name.into(),
+            });
+        }
         return Err(guard(
             cancel,
             OPERATION,
@@ -181,6 +187,20 @@ async fn adopt(
     }
     if f.state == "removing" {
         return Err(not_found());
+    }
+    // Expiry overrides everything: an expired session is removed, never revived.
+    let deadline = recs.deadline_ms();
+    if f.expired_at(std::time::SystemTime::now(), deadline) {
+        guard(
+            cancel,
+            OPERATION,
+            crate::lifecycle::expiry::remove_if_expired(engine, &f.id),
+        )
+        .await?;
+        return Err(Error::SessionExpired {
+            session_id: session_id.into(),
+            name: name.into(),
+        });
     }
     let drift = match &spec.spec {
         Some(d) => guard(cancel, OPERATION, drifted(engine, &f, managed, d)).await?,
@@ -244,6 +264,19 @@ async fn adopt(
             } => not_found(),
             e => e,
         })?;
+        // A container woken from a stop learns its current deadline again (a read-only
+        // root filesystem's tmpfs lost it; a `setTimeout` while stopped never reached it).
+        if let (Some(d), false) = (deadline, f.state == "running") {
+            let labels = c.body.config.as_ref().and_then(|cfg| cfg.labels.clone());
+            crate::session::keepalive::write_deadline(
+                engine,
+                &f.id,
+                &f.name,
+                &labels.unwrap_or_default(),
+                d,
+            )
+            .await?;
+        }
         drop(removing);
         if !spec.verify {
             return Ok(None);
@@ -269,10 +302,13 @@ async fn adopt(
         ownership,
         f.owner().cloned(),
     )
-    .with_record(record, drift);
+    .with_record(record, drift)
+    .with_expires_at(f.expires_at(deadline));
     let session = match shared {
         Some(s) => session.with_shared_duty(s),
-        None => session.into_process_duty(retention_ms),
+        None => session
+            .into_process_duty(retention_ms)
+            .with_deadline_timer(deadline.is_some()),
     };
     Ok(match verification {
         Some(v) => session.with_verification(v),

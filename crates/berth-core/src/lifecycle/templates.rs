@@ -104,6 +104,7 @@ pub(crate) async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
 /// [`crate::engine::templates::exists`]).
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
 pub async fn template_exists(engine_opts: &EngineOptions, key: &str) -> Result<bool> {
+    validate_key(key)?;
     let engine = connect(engine_opts).await?;
     exists(&engine, key).await
 }
@@ -126,6 +127,8 @@ pub async fn list_templates(
 /// Connects (`GET /version`, see [`connect`]), then `DELETE /images/berth-template:<key>` (see [`remove`]).
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
 pub async fn remove_template(engine_opts: &EngineOptions, key: &str) -> Result<Removal> {
+    // Bad input is refused before any engine call (the connect included).
+    validate_key(key)?;
     let engine = connect(engine_opts).await?;
     remove(&engine, key).await
 }

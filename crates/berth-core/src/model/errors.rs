@@ -57,6 +57,15 @@ pub enum Error {
         /// The container name looked up.
         name: String,
     },
+    /// `E_SESSION_NOT_FOUND` with `details.reason: 'expired'`: the session passed its deadline
+    /// (`timeoutMs`, `setTimeout`, `removeAfterStopMs`) and was removed, or is being removed.
+    #[error("session `{session_id}` expired (container `{name}` removed)")]
+    SessionExpired {
+        /// The requested session id.
+        session_id: String,
+        /// The container name looked up.
+        name: String,
+    },
     /// `E_FOREIGN_CONTAINER`: a container under the derived name that berth does not manage for this session.
     #[error("container `{name}` is not a berth session `{session_id}`: {reason}")]
     ForeignContainer {
@@ -208,6 +217,7 @@ impl Error {
             Error::EngineUnavailable { .. } => "E_ENGINE_UNAVAILABLE",
             Error::SessionExists { .. } => "E_SESSION_EXISTS",
             Error::SessionNotFound { .. } => "E_SESSION_NOT_FOUND",
+            Error::SessionExpired { .. } => "E_SESSION_NOT_FOUND",
             Error::ForeignContainer { .. } => "E_FOREIGN_CONTAINER",
             Error::SessionBusy { .. } => "E_SESSION_BUSY",
             Error::SessionIncomplete { .. } => "E_SESSION_INCOMPLETE",
@@ -317,6 +327,11 @@ impl Error {
             Error::SessionNotFound { session_id, name } => {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
+            }
+            Error::SessionExpired { session_id, name } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("reason".into(), json!(crate::model::lifetime::EXPIRED));
             }
             Error::ForeignContainer {
                 session_id,

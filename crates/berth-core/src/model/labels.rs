@@ -58,6 +58,17 @@ pub(crate) const DIGEST_FIELDS: [&str; 8] = [
 /// retention, so old and new containers decode the same way.
 pub const REMOVE_AFTER_STOP_MS: &str = "dev.berth.remove-after-stop-ms";
 
+/// The session's `timeoutMs` (decimal milliseconds), when it was created with one: it
+/// expires that long after it became ready, or at the deadline a later `setTimeout` set
+/// (the deadline itself is a record, see [`crate::ownership::deadlines`]). Added within
+/// schema 1 like [`REMOVE_AFTER_STOP_MS`]; its absence means no timeout.
+pub const TIMEOUT_MS: &str = "dev.berth.timeout-ms";
+
+/// `"deadline"` when the container runs berth's deadline keep-alive (created with
+/// `timeoutMs` and no custom entrypoint; see [`crate::model::lifetime::KEEPALIVE_SCRIPT`]):
+/// `setTimeout` then rewrites the deadline file inside it too.
+pub const KEEP_ALIVE: &str = "dev.berth.keep-alive";
+
 /// Labels that mark an engine-side record (volume) belonging to a container.
 pub(crate) const RECORD_KIND: &str = "dev.berth.record";
 /// The container id a record belongs to.
@@ -80,6 +91,8 @@ pub(crate) struct ManagedLabels {
     pub salt: String,
     /// `removeAfterStopMs` in milliseconds, when set at creation (see [`REMOVE_AFTER_STOP_MS`]).
     pub remove_after_stop_ms: Option<u64>,
+    /// `timeoutMs` in milliseconds, when set at creation (see [`TIMEOUT_MS`]).
+    pub timeout_ms: Option<u64>,
 }
 
 /// The labels to create a container with: caller labels first, then berth's.
@@ -106,6 +119,12 @@ pub(crate) fn encode(
     l.insert(CREATED_AT.into(), created_at.into());
     if let Some(ms) = spec.remove_after_stop_ms {
         l.insert(REMOVE_AFTER_STOP_MS.into(), ms.to_string());
+    }
+    if let Some(ms) = spec.timeout_ms {
+        l.insert(TIMEOUT_MS.into(), ms.to_string());
+        if spec.entrypoint.is_none() {
+            l.insert(KEEP_ALIVE.into(), "deadline".into());
+        }
     }
     for field in DIGEST_FIELDS {
         l.insert(
@@ -160,6 +179,7 @@ pub(crate) fn decode(labels: &HashMap<String, String>) -> Option<ManagedLabels> 
         remove_after_stop_ms: labels
             .get(REMOVE_AFTER_STOP_MS)
             .and_then(|v| v.parse().ok()),
+        timeout_ms: labels.get(TIMEOUT_MS).and_then(|v| v.parse().ok()),
     })
 }
 

@@ -13,6 +13,38 @@ use std::time::{Duration, SystemTime};
 /// The longest retention a session may carry, in milliseconds (30 days).
 pub const MAX_RETENTION_MS: u64 = 30 * 24 * 60 * 60 * 1000;
 
+/// The file inside the container holding the current deadline, in whole seconds since the
+/// epoch (rounded up), written as root (directory `0755`, file `0644`: a non-root session
+/// user reads it and cannot change it) on create and on every `setTimeout`.
+pub const DEADLINE_FILE: &str = "/run/berth/deadline";
+
+/// The directory of [`DEADLINE_FILE`] (a tmpfs when the root filesystem is read-only).
+pub const DEADLINE_DIR: &str = "/run/berth";
+
+/// The deadline keep-alive, a POSIX `sh` loop: it sleeps in one-second steps and exits (so
+/// the container stops, under its init process) once the deadline in [`DEADLINE_FILE`] has
+/// passed. Before the file exists (the session is still being set up) it keeps running;
+/// a later deadline written there is honoured at the next step.
+pub const KEEPALIVE_SCRIPT: &str = "f=/run/berth/deadline; while :; do \
+if [ -r \"$f\" ]; then d=$(cat \"$f\" 2>/dev/null); now=$(date +%s); \
+if [ -n \"$d\" ] && [ \"$now\" -ge \"$d\" ] 2>/dev/null; then exit 0; fi; fi; sleep 1; done";
+
+/// The keep-alive entrypoint of a session created with `timeoutMs` and no custom entrypoint.
+pub fn deadline_keepalive() -> Vec<String> {
+    vec![
+        "sh".into(),
+        "-c".into(),
+        KEEPALIVE_SCRIPT.into(),
+        "berth-keepalive".into(),
+    ]
+}
+
+/// A deadline in ms since the epoch as the keep-alive reads it: whole seconds, rounded up
+/// (the container never stops before the deadline).
+pub fn deadline_secs(deadline_ms: u64) -> u64 {
+    deadline_ms.div_ceil(1000)
+}
+
 /// The reason a removal for expiry reports (`reapOrphans`, `listSessions`).
 pub const EXPIRED: &str = "expired";
 
@@ -75,9 +107,41 @@ pub fn time_left(
     Some(deadline.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// Whether a session has expired at `now`; see [`time_left`].
+/// Whether a session has expired at `now` by its stop retention alone; see [`time_left`].
+#[cfg(test)]
 pub fn expired(retention_ms: Option<u64>, state: &str, finished_at: &str, now: SystemTime) -> bool {
     time_left(retention_ms, state, finished_at, now) == Some(Duration::ZERO)
+}
+
+/// When a session expires, in milliseconds since the epoch (`expiresAt`): the earlier of
+/// its deadline (`deadline_ms`, from `timeoutMs`/`setTimeout`) and, when it is stopped and
+/// has a `removeAfterStopMs` (`retention_ms`), its stop plus that retention. `None`: never.
+pub fn expires_at(
+    retention_ms: Option<u64>,
+    state: &str,
+    finished_at: &str,
+    deadline_ms: Option<u64>,
+) -> Option<u64> {
+    let after_stop = retention_ms.and_then(|r| {
+        let since = stopped_since(state, finished_at)?;
+        let ms = since
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_millis() as u64;
+        ms.checked_add(r)
+    });
+    match (after_stop, deadline_ms) {
+        (Some(a), Some(d)) => Some(a.min(d)),
+        (a, d) => a.or(d),
+    }
+}
+
+/// Whether a session with expiry `expires_at_ms` (see [`expires_at`]) has expired at `now`.
+pub fn passed(expires_at_ms: Option<u64>, now: SystemTime) -> bool {
+    let now_ms = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    expires_at_ms.is_some_and(|at| at <= now_ms)
 }
 
 #[cfg(test)]
@@ -138,6 +202,28 @@ mod tests {
         );
         assert_eq!(time_left(Some(60_000), "running", stop, at(stop)), None);
         assert_eq!(time_left(None, "exited", stop, at(stop)), None);
+    }
+
+    #[test]
+    fn expires_at_is_the_earlier_of_deadline_and_stop_retention() {
+        let stop = "2026-12-01T16:00:00Z";
+        let stop_ms = at(stop)
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        assert_eq!(
+            expires_at(Some(1_000), "exited", stop, None),
+            Some(stop_ms + 1_000)
+        );
+        assert_eq!(
+            expires_at(Some(1_000), "exited", stop, Some(stop_ms + 10)),
+            Some(stop_ms + 10)
+        );
+        assert_eq!(expires_at(Some(1_000), "running", stop, Some(7)), Some(7));
+        assert_eq!(expires_at(None, "running", stop, None), None);
+        assert!(passed(Some(stop_ms), at(stop)));
+        assert!(!passed(Some(stop_ms + 1), at(stop)));
+        assert!(!passed(None, at(stop)));
     }
 
     #[test]

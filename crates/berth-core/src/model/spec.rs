@@ -97,6 +97,10 @@ pub struct CreateSpec {
     /// Remove the container once it has been stopped this long, in milliseconds (at most
     /// [`crate::model::lifetime::MAX_RETENTION_MS`]); `None`: a stopped session stays until removed.
     pub remove_after_stop_ms: Option<u64>,
+    /// The session expires this long after it became ready, in milliseconds (at most
+    /// [`crate::model::lifetime::MAX_RETENTION_MS`]); `None`: no timeout. Fixed in a label;
+    /// `setTimeout` moves the deadline (see [`crate::ownership::deadlines`]).
+    pub timeout_ms: Option<u64>,
 }
 
 impl CreateSpec {
@@ -120,6 +124,15 @@ impl CreateSpec {
         {
             return Err(Error::invalid(
                 "removeAfterStopMs",
+                "must be an integer number of milliseconds in 0..2592000000 (30 days)",
+            ));
+        }
+        if self
+            .timeout_ms
+            .is_some_and(|ms| ms > crate::model::lifetime::MAX_RETENTION_MS)
+        {
+            return Err(Error::invalid(
+                "timeoutMs",
                 "must be an integer number of milliseconds in 0..2592000000 (30 days)",
             ));
         }

@@ -3,6 +3,7 @@
 //! Imports [`crate::model`] and [`crate::engine`].
 
 pub mod cleanup;
+pub mod deadlines;
 pub mod hold;
 pub mod holders;
 pub mod provenance;

@@ -218,6 +218,16 @@ pub(crate) struct ContainerRecords {
     pub holds: Vec<Record>,
     /// Every record volume name of the container (readiness included).
     pub volumes: Vec<String>,
+    /// The current deadline record, `(generation, ms since the epoch)` (see
+    /// [`crate::ownership::deadlines`]).
+    pub deadline: Option<(u64, u64)>,
+}
+
+impl ContainerRecords {
+    /// The current deadline, in ms since the epoch.
+    pub fn deadline_ms(&self) -> Option<u64> {
+        self.deadline.map(|(_, d)| d)
+    }
 }
 
 /// Groups record volumes by the container id they name.
@@ -233,6 +243,10 @@ pub(crate) fn group(
         entry.volumes.push(name.clone());
         if is_ready_record(&name, &labels, &id) {
             entry.ready = true;
+        } else if let Some(d) = crate::ownership::deadlines::decode(&name, &labels, &id) {
+            if entry.deadline.is_none_or(|(g, _)| g < d.0) {
+                entry.deadline = Some(d);
+            }
         } else if let Some(r) = holders::decode(&name, &labels) {
             entry.holds.push(r);
         }
