@@ -67,7 +67,17 @@ describe.skipIf(!engineAvailable())('files as the session user', () => {
   let root: Session;
   beforeAll(async () => {
     [user, root] = await Promise.all([
-      createSession({ sessionId: testSessionId('fp-user'), image: TEST_IMAGE, user: '1000:1000', labels: testLabels() }),
+      // The fixtures below are made by root execs (`chown`), which Docker starts without
+      // capabilities in a non-root container with no-new-privileges: this session opts out.
+      // What it proves does not depend on it (file calls run as the user either way); the
+      // harness test below runs with the default.
+      createSession({
+        sessionId: testSessionId('fp-user'),
+        image: TEST_IMAGE,
+        user: '1000:1000',
+        labels: testLabels(),
+        noNewPrivileges: false,
+      }),
       createSession({ sessionId: testSessionId('fp-root'), image: TEST_IMAGE, labels: testLabels() }),
     ]);
     await asRoot(
@@ -139,19 +149,30 @@ describe.skipIf(!engineAvailable())('files as the session user', () => {
     expect(await statIn(root.id, '/tmp/suid')).toBe('4755 0 0');
   });
 
+  // A non-root session with `files: 'engine'` needs `noNewPrivileges: false` (README, Security
+  // defaults): berth's rename after the upload runs as user 0, which Docker gives no capabilities
+  // under no-new-privileges in a container whose user is not root. The test opts out explicitly.
   test("files: 'engine' keeps the engine's privileges", async () => {
-    const { resumeSession } = await import('../index.mjs');
-    const engine = await resumeSession({ sessionId: user.sessionId, files: 'engine' });
+    const engine = await createSession({
+      sessionId: testSessionId('fp-engine'),
+      image: TEST_IMAGE,
+      user: '1000:1000',
+      labels: testLabels(),
+      noNewPrivileges: false,
+      files: 'engine',
+    });
     try {
+      await asRoot(engine.id, 'echo secret > /root-secret && chmod 600 /root-secret');
       expect((await engine.readFile('/root-secret'))!.toString()).toBe('secret\n');
       await engine.writeFile('/etc/berth-engine-written', 'by engine');
-      expect(await statIn(user.id, '/etc/berth-engine-written')).toBe('644 1000 1000');
+      expect(await statIn(engine.id, '/etc/berth-engine-written')).toBe('644 1000 1000');
       // An existing root file keeps its owner even so.
       await engine.writeFile('/root-secret', 'replaced\n');
-      expect(await statIn(user.id, '/root-secret')).toBe('600 0 0');
+      expect(await statIn(engine.id, '/root-secret')).toBe('600 0 0');
     } finally {
-      await engine.release();
+      await engine.remove();
     }
+    const { resumeSession } = await import('../index.mjs');
     await expectBerthError(
       resumeSession({ sessionId: user.sessionId, files: 'root' as never }),
       InvalidArgumentError,
@@ -278,11 +299,11 @@ describe.skipIf(!engineAvailable())('no host escape by default', () => {
     }
   });
 
-  test('secure defaults: NET_RAW dropped, a pids limit; noNewPrivileges on request', async () => {
+  test('secure defaults: no-new-privileges, NET_RAW dropped, a pids limit; each has its opt-out', async () => {
     const s = await createSession({ sessionId: testSessionId('defaults'), image: TEST_IMAGE, labels: testLabels() });
     try {
       const status = (await s.exec(['cat', '/proc/self/status'])).stdout.toString();
-      expect(status).toMatch(/NoNewPrivs:\s+0/);
+      expect(status).toMatch(/NoNewPrivs:\s+1/);
       const capEff = BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(status)![1]}`);
       expect(capEff & (1n << 13n)).toBe(0n); // CAP_NET_RAW
       const pids = (await s.exec(['sh', '-c', 'cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max'])).stdout
@@ -292,11 +313,25 @@ describe.skipIf(!engineAvailable())('no host escape by default', () => {
     } finally {
       await s.remove();
     }
-    const nnp = await createSession({ sessionId: testSessionId('nnp'), image: TEST_IMAGE, labels: testLabels(), noNewPrivileges: true });
+    const open = await createSession({
+      sessionId: testSessionId('opt-out'),
+      image: TEST_IMAGE,
+      labels: testLabels(),
+      noNewPrivileges: false,
+      capDrop: [],
+      pidsLimit: 8192,
+    });
     try {
-      expect((await nnp.exec(['cat', '/proc/self/status'])).stdout.toString()).toMatch(/NoNewPrivs:\s+1/);
+      const status = (await open.exec(['cat', '/proc/self/status'])).stdout.toString();
+      expect(status).toMatch(/NoNewPrivs:\s+0/);
+      const capEff = BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(status)![1]}`);
+      expect(capEff & (1n << 13n)).toBe(1n << 13n);
+      const pids = (await open.exec(['sh', '-c', 'cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max'])).stdout
+        .toString()
+        .trim();
+      expect(pids).toBe('8192');
     } finally {
-      await nnp.remove();
+      await open.remove();
     }
   });
 

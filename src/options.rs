@@ -197,7 +197,7 @@ impl BindingCreateOptions {
                 cap_drop: self
                     .cap_drop
                     .unwrap_or_else(|| DEFAULT_CAP_DROP.iter().map(|c| c.to_string()).collect()),
-                no_new_privileges: self.no_new_privileges.unwrap_or(false),
+                no_new_privileges: self.no_new_privileges.unwrap_or(true),
                 allow_host_escape: self.allow_host_escape.unwrap_or(false),
                 read_only_root_filesystem: self.read_only_root_filesystem.unwrap_or(false),
                 network_mode: self.network_mode,

@@ -71,12 +71,22 @@ pub(crate) fn deadline(timeout_ms: Option<u64>) -> impl std::future::Future<Outp
     }
 }
 
+/// The mark every process of one exec carries, and the user the exec runs as: what
+/// [`kill_tree`] needs to find and signal them.
+#[derive(Debug, Clone)]
+pub(crate) struct Marker {
+    /// The random `BERTH_EXEC_ID` value.
+    pub value: String,
+    /// The exec's user (`None`: the container's).
+    pub user: Option<String>,
+}
+
 /// A started exec: its engine id, its marker, and its attached streams.
 pub(crate) struct Launched {
     /// The engine's exec id (for `GET /exec/{id}/json`).
     pub exec_id: String,
     /// The random `BERTH_EXEC_ID` value every process of this exec carries.
-    pub marker: String,
+    pub marker: Marker,
     /// stdout and stderr frames, in order.
     pub output: ExecOutputStream,
     /// stdin (a sink that discards when `stdin` was not attached).
@@ -131,7 +141,10 @@ pub(crate) async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Resu
     };
     Ok(Launched {
         exec_id,
-        marker,
+        marker: Marker {
+            value: marker,
+            user: spec.user.map(str::to_string),
+        },
         output,
         input,
     })
@@ -229,21 +242,26 @@ exit 0"#;
 /// killing exec to finish (at most 10 s). Best effort: needs `sh`, `tr`, `grep` and `kill` in
 /// the image; an engine failure is ignored (the caller reports its own error).
 ///
-/// `POST /containers/{id}/exec` (as user 0) and `POST /exec/{id}/start`.
-pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
+/// The killing exec runs as the killed exec's own user: the same uid may read its processes'
+/// `/proc/<pid>/environ` and signal them without any capability. (A root exec would need
+/// `CAP_KILL` and `CAP_SYS_PTRACE` for another user's processes, and with `no-new-privileges`
+/// in a container whose user is not root, Docker starts an exec as user 0 with none.)
+///
+/// `POST /containers/{id}/exec` (as the exec's user) and `POST /exec/{id}/start`.
+pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &Marker) {
     let argv = vec![
         "sh".to_string(),
         "-c".into(),
         KILL_SCRIPT.into(),
         "berth-kill".into(),
-        marker.into(),
+        marker.value.clone(),
     ];
     let create = CreateExecOptions {
         attach_stdout: Some(true),
         attach_stderr: Some(true),
         tty: Some(false),
         cmd: Some(argv),
-        user: Some("0".to_string()),
+        user: marker.user.clone(),
         ..Default::default()
     };
     let Ok(created) = engine.docker.create_exec(id, create).await else {

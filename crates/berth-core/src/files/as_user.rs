@@ -237,7 +237,7 @@ pub(crate) async fn write(
     let (code, stderr) = match result {
         Ok(r) => r,
         Err(e) => {
-            cleanup(engine, id, name, temp_path(path, &temp));
+            cleanup(engine, id, name, temp_path(path, &temp), None);
             return Err(e);
         }
     };
@@ -258,13 +258,16 @@ pub(crate) async fn write(
     }
 }
 
-/// Removes the temporary file `temp` in the background, as user 0 (a failed or aborted write
-/// settles at once; the removal follows within about a second).
-pub(crate) fn cleanup(engine: &Engine, id: &str, name: &str, temp: String) {
+/// Removes the temporary file `temp` in the background, as `user` (`None`: the container's,
+/// who made it on the as-the-user path; `Some("0")` after the root paths), so that the
+/// removal needs no capability (a failed or aborted write settles at once; the removal
+/// follows within about a second).
+pub(crate) fn cleanup(engine: &Engine, id: &str, name: &str, temp: String, user: Option<&str>) {
     let (engine, id, name) = (engine.clone(), id.to_string(), name.to_string());
+    let user = user.map(str::to_string);
     tokio::spawn(async move {
         let opts = ExecOptions {
-            user: Some("0".into()),
+            user,
             timeout_ms: Some(30_000),
             ..Default::default()
         };

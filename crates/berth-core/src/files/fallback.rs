@@ -201,7 +201,7 @@ pub(crate) async fn write(
     };
     let r = run.await;
     if r.is_err() {
-        as_user::cleanup(t.engine, t.id, t.name, temp);
+        as_user::cleanup(t.engine, t.id, t.name, temp, Some("0"));
     }
     r
 }
@@ -230,7 +230,7 @@ pub(crate) async fn rename(
         Ok(out) if out.exit_code == 0 => Ok(()),
         Ok(out) => Err(failed("write file", path, out.exit_code, &out.stderr)),
         Err(e) => {
-            as_user::cleanup(engine, id, name, temp.to_string());
+            as_user::cleanup(engine, id, name, temp.to_string(), Some("0"));
             Err(e)
         }
     }

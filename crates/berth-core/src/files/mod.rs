@@ -337,7 +337,7 @@ pub(crate) async fn write(
         let prefix = archive::tar_prefix(&dirs, &upload_path, size, file_mode, owner)?;
         let drop_temp = || {
             if let Some(tp) = &temp {
-                as_user::cleanup(t.engine, t.id, t.name, tp.clone());
+                as_user::cleanup(t.engine, t.id, t.name, tp.clone(), Some("0"));
             }
         };
         let upload = match &mut data {
