@@ -44,6 +44,8 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
   /** @type {{ match: RequestMatch, arrived: () => void, released: Promise<void> }[]} */
   const holds = [];
   let seq = 0;
+  /** Hijacked (exec attach) connections still open: `close()` ends them too. @type {Set<import('node:net').Socket>} */
+  const upgraded = new Set();
 
   /** @param {http.IncomingMessage} req */
   const record = (req) => {
@@ -81,7 +83,12 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
     // Request bodies here are small (JSON, test archives): read whole, then sent in one write.
     /** @type {Buffer[]} */
     const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
+    try {
+      for await (const chunk of req) chunks.push(chunk);
+    } catch {
+      // The client went away mid-body (an aborted upload): nothing to forward or answer.
+      return;
+    }
     const body = Buffer.concat(chunks);
     const headers = { ...req.headers };
     delete headers['transfer-encoding'];
@@ -105,6 +112,8 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
   // Exec attach and friends upgrade the connection: replay the head, then pipe raw bytes.
   server.on('upgrade', (req, socket, head) => {
     const entry = record(req);
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
     const upstream = net.connect(target, () => {
       const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
       for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
@@ -163,9 +172,10 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
       holds.push({ match, arrived, released: /** @type {Promise<void>} */ (released) });
       return { arrived: arrivedPromise, release };
     },
-    /** Stops listening, drops open connections and removes the socket's directory. */
+    /** Stops listening, drops open connections (hijacked ones too) and removes the socket's directory. */
     async close() {
       server.closeAllConnections?.();
+      for (const socket of upgraded) socket.destroy();
       await new Promise((resolve) => server.close(() => resolve(undefined)));
       rmSync(dir, { recursive: true, force: true });
     },

@@ -319,7 +319,8 @@ impl Session {
     }
 
     /// Drops this adopted handle's holder record, so the reaper no longer counts this
-    /// process as holding the session. The container is never touched.
+    /// process as holding the session. The container is never touched, except that this
+    /// handle's file channel (an exec of `sh`, if one is open) ends.
     ///
     /// `DELETE /volumes/berth-holder-<id>-<token>` (this handle's own record only). An owner
     /// (created or inherited) cannot release: its duty is to remove (`owner`). Later calls,
@@ -341,6 +342,9 @@ impl Session {
         };
         hold::release(&self.engine, &record).await?;
         state.record = None;
+        // A released handle leaves nothing running in the container: its file channel's exec
+        // ends here, not when the handle is dropped.
+        self.channel.close().await;
         Ok(ReleaseOutcome {
             released: true,
             reason: None,
