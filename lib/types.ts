@@ -378,9 +378,11 @@ export interface CreateSpec {
   /** Capabilities to drop, e.g. `['ALL']`; `[]` keeps Docker's defaults (needed for `ping`). @default ['NET_RAW'] */
   capDrop?: string[];
   /**
-   * Set `no-new-privileges` (blocks `sudo` and other setuid programs). Not yet on by default: with
-   * it and a non-root `user`, Docker 20.10 gives execs as user 0 no capabilities, which berth's
-   * own root execs (tree kill, repair) need. @default false
+   * Set `no-new-privileges`: no process gains privileges through `execve` (setuid/setgid programs
+   * such as `sudo` and `su`, file capabilities). `false` is the opt-out, for setup or agents that
+   * need `sudo`, and for root provisioning (`exec` as user `'0'`, `files: 'engine'`) in a session
+   * whose `user` is not root on Docker, which starts such execs without capabilities under it
+   * (README "Security defaults"). @default true
    */
   noNewPrivileges?: boolean;
   /** Mount the root filesystem read-only. @default false */

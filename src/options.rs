@@ -61,7 +61,7 @@ pub struct BindingCreateOptions {
     pub network_mode: Option<String>,
     /// Capabilities to drop. @default ['NET_RAW'] (give `[]` to keep every default capability, e.g. for `ping`)
     pub cap_drop: Option<Vec<String>>,
-    /// Set `no-new-privileges` (blocks `sudo`/setuid binaries). @default false
+    /// Set `no-new-privileges` (blocks `sudo`/setuid binaries); `false` opts out. @default true
     pub no_new_privileges: Option<bool>,
     /// Allow bind mounts that hand the sandbox the host: `/`, the engine socket, `/proc`, `/sys`, `/dev` or a parent of them. @default false
     pub allow_host_escape: Option<bool>,

@@ -44,7 +44,7 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
   /** @type {{ match: RequestMatch, arrived: () => void, released: Promise<void> }[]} */
   const holds = [];
   let seq = 0;
-  /** Hijacked (exec attach) connections still open: `close()` ends them too. @type {Set<import('node:net').Socket>} */
+  /** Hijacked (exec attach) connections still open: `close()` ends them too. @type {Set<import('node:stream').Duplex>} */
   const upgraded = new Set();
 
   /** @param {http.IncomingMessage} req */
