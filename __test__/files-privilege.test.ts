@@ -208,15 +208,17 @@ describe.skipIf(!engineAvailable())('files as the session user', () => {
     expect((await asRoot(root.id, 'ls -d /work/newdir 2>/dev/null || echo none')).trim()).toBe('none');
   });
 
-  test.for(['root', 'user'] as const)(
+  // Three write paths: the archive upload (a root session), the exec as the user (uid 1000), and
+  // the exec fallback as root on a tmpfs (/dev/shm, which the archive API cannot reach).
+  test.for(['root', 'user', 'tmpfs'] as const)(
     'an aborted 50 MB write over an existing file (%s) leaves it entirely old or entirely new, and no temp file',
     { timeout: 300_000 },
     async (who) => {
       const proxy = await startEngineProxy({ target: testSocketPath() });
-      const sessionId = (who === 'root' ? root : user).sessionId;
+      const sessionId = (who === 'user' ? user : root).sessionId;
       const { resumeSession } = await import('../index.mjs');
       const s = await resumeSession({ sessionId, socketPath: proxy.socketPath });
-      const dir = who === 'root' ? '/tmp' : '/home/u';
+      const dir = { root: '/tmp', user: '/home/u', tmpfs: '/dev/shm' }[who];
       const path = `${dir}/big.bin`;
       const oldData = randomBytes(4 * MIB);
       const newData = randomBytes(50 * MIB);
