@@ -85,7 +85,7 @@ pub(crate) struct Marker {
 pub(crate) struct Launched {
     /// The engine's exec id (for `GET /exec/{id}/json`).
     pub exec_id: String,
-    /// The random `BERTH_EXEC_ID` value every process of this exec carries.
+    /// The random `BERTH_EXEC_ID` value every process of this exec carries, and its user.
     pub marker: Marker,
     /// stdout and stderr frames, in order.
     pub output: ExecOutputStream,
