@@ -15,6 +15,7 @@ export const {
   ForeignContainerError,
   ImageNotFoundError,
   InvalidArgumentError,
+  PermissionDeniedError,
   Session,
   SessionBusyError,
   SessionExistsError,

@@ -56,8 +56,13 @@ describe.skipIf(!engineAvailable())('file channel', () => {
     await expectBerthError(session.writeFile('relative', 'x'), InvalidArgumentError);
   });
 
-  test('where the user may not write, the archive path writes it (owned by the user)', async ({ engine, sessionId, labels, track }) => {
-    const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels, user: '65534:65534' }));
+  // File calls act as the session's user by default (E_PERMISSION_DENIED here, see
+  // files-privilege.test.ts); this test opts in to the engine's privileges with `files: 'engine'`,
+  // and out of no-new-privileges, which a non-root session's root rename needs on Docker.
+  test("with files: 'engine', where the user may not write, the archive path writes it (owned by the user)", async ({ engine, sessionId, labels, track }) => {
+    const session = track(
+      await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels, user: '65534:65534', files: 'engine', noNewPrivileges: false }),
+    );
     expect((await execIn(session.id, ['mkdir', '-p', '/opt/root-only'], { user: '0' })).exitCode).toBe(0);
     await session.writeFile('/opt/root-only/sub/f.txt', 'through the archive');
     expect((await session.readFile('/opt/root-only/sub/f.txt'))!.toString()).toBe('through the archive');

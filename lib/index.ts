@@ -13,6 +13,7 @@ export {
   ForeignContainerError,
   ImageNotFoundError,
   InvalidArgumentError,
+  PermissionDeniedError,
   SessionBusyError,
   SessionExistsError,
   SessionIncompleteError,
@@ -29,6 +30,7 @@ export {
   type ForeignContainerDetails,
   type ImageNotFoundDetails,
   type InvalidArgumentDetails,
+  type PermissionDeniedDetails,
   type SessionBusyDetails,
   type SessionExistsDetails,
   type SessionIncompleteDetails,
@@ -49,6 +51,7 @@ export { Session } from './session';
 export { listTemplates, pruneTemplates, removeTemplate, TEMPLATE_REPO, type TemplateInfo, type TemplateOptions } from './templates';
 export type {
   CreateSessionOptions,
+  FileAccess,
   CreateSpec,
   EngineInfo,
   EngineName,

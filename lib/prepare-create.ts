@@ -5,9 +5,10 @@ import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { progressCallback, type NativePullProgress } from './pull-progress';
 import { Session } from './session';
-import { MAX_REMOVE_AFTER_STOP_MS, type CreateSessionOptions } from './types';
+import { MAX_REMOVE_AFTER_STOP_MS, type CreateSessionOptions, type FileAccess } from './types';
 import {
   compact,
+  expectFileAccess,
   expectObject,
   expectOptionalNumber,
   expectOptionalSignal,
@@ -26,6 +27,8 @@ export interface PreparedCreate {
   abortSignal: AbortSignal | undefined;
   /** The wrapped `onPullProgress`, if any (see {@link progressCallback}). */
   onProgress: ((progress: NativePullProgress) => void) | undefined;
+  /** Who file calls act as. */
+  files: FileAccess | undefined;
 }
 
 /**
@@ -39,7 +42,7 @@ export interface PreparedCreate {
  */
 export function prepare(options: CreateSessionOptions): PreparedCreate {
   expectObject(options, 'options');
-  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, removeAfterStopMs, timeoutMs, ...spec } =
+  const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, removeAfterStopMs, timeoutMs, files, ...spec } =
     options;
   expectString(spec.sessionId, 'sessionId', { wellFormed: false });
   expectOptionalNumber(removeAfterStopMs, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
@@ -47,6 +50,7 @@ export function prepare(options: CreateSessionOptions): PreparedCreate {
   expectString(spec.image, 'image');
   expectOptionalString(platform, 'platform');
   expectOptionalSignal(abortSignal, 'abortSignal');
+  expectFileAccess(files);
   const onProgress = progressCallback(onPullProgress);
   const native = compact({
     ...toNativeSpec(spec),
@@ -55,7 +59,7 @@ export function prepare(options: CreateSessionOptions): PreparedCreate {
     timeoutMs,
     ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as NativeCreateOptions;
-  return { native, abortSignal, onProgress };
+  return { native, abortSignal, onProgress, files };
 }
 
 /**
@@ -79,5 +83,5 @@ export async function runCreate(
   const session = await callNative(() =>
     withAbort(prepared.abortSignal, operation, (token) => call(prepared.native, token, prepared.onProgress)),
   );
-  return new Session(session);
+  return new Session(session, prepared.files);
 }

@@ -6,6 +6,7 @@ import { callNative } from './native-call';
 import { Session } from './session';
 import type { ResumeSessionOptions } from './types';
 import {
+  expectFileAccess,
   compact,
   expectObject,
   expectOptionalBoolean,
@@ -65,7 +66,8 @@ export async function resumeSession(options: ResumeSessionOptions): Promise<Sess
  */
 export async function resumeWith(options: ResumeSessionOptions, perHandle: boolean): Promise<Session> {
   expectObject(options, 'options');
-  const { sessionId, prefix, exclusive, takeOver, spec, onDrift, verify, abortSignal, engine, socketPath, connectTimeoutMs } = options;
+  const { sessionId, prefix, exclusive, takeOver, spec, onDrift, verify, abortSignal, engine, socketPath, connectTimeoutMs, files } =
+    options;
   expectString(sessionId, 'sessionId', { wellFormed: false });
   expectOptionalString(prefix, 'prefix', { wellFormed: false });
   expectOptionalBoolean(exclusive, 'exclusive');
@@ -76,6 +78,7 @@ export async function resumeWith(options: ResumeSessionOptions, perHandle: boole
     invalid('onDrift', "expected 'report' or 'error'");
   }
   expectOptionalSignal(abortSignal, 'abortSignal');
+  expectFileAccess(files);
   const native = compact({
     sessionId,
     prefix,
@@ -90,5 +93,5 @@ export async function resumeWith(options: ResumeSessionOptions, perHandle: boole
   const session = await callNative(() =>
     withAbort(abortSignal, 'resumeSession', (token) => loadBinding().resumeSession(native, token)),
   );
-  return new Session(session);
+  return new Session(session, files);
 }

@@ -18,6 +18,7 @@ import type {
   ReplacedItem,
   Verification,
   Ownership,
+  FileAccess,
   ReleaseResult,
   RemoveOptions,
   RemoveResult,
@@ -54,8 +55,9 @@ export class Session implements AsyncDisposable {
   #expiresAt: number | null;
 
   /** @internal Made by createSession / resumeSession; not constructed by callers. */
-  constructor(native: NativeSession) {
+  constructor(native: NativeSession, files: FileAccess = 'user') {
     this.#native = native;
+    if (files !== 'user') native.setFileAccess(files);
     this.#expiresAt = native.expiresAt ?? null;
   }
 
@@ -211,20 +213,21 @@ export class Session implements AsyncDisposable {
   }
 
   /**
-   * Reads a whole file from the container. Symbolic links are followed.
+   * Reads a whole file from the container, as the session's user (`files: 'user'`, the
+   * default: what that user may not read is `E_PERMISSION_DENIED`). Symbolic links are followed.
    *
-   * Engine API: `GET /containers/{id}/archive?path=` (an exec of `cat` for paths on tmpfs mounts).
-   * Files up to 1 MiB are read over the session's file channel when the image can run it: one
-   * exec of `sh` opened on the first file call (`POST /containers/{id}/exec`,
-   * `POST /exec/{id}/start`) that carries every later small read and write; whatever it
-   * cannot read takes the archive path.
+   * Engine API: files up to 1 MiB are read over the session's file channel when the image can
+   * run it: one exec of `sh` as the user, opened on the first file call
+   * (`POST /containers/{id}/exec`, `POST /exec/{id}/start`), that carries every later small
+   * read and write. Otherwise a non-root user's read is an exec of `sh` (`cat`) as that user;
+   * root's (or `files: 'engine'`) is `GET /containers/{id}/archive?path=` (an exec of `cat`
+   * for paths on tmpfs mounts).
    *
-   * @param path Absolute path in the container.
+   * @param path Absolute path in the container, without a trailing `/`.
    * @returns The bytes, or `null` when nothing is at `path`.
-   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a relative path or a directory.
    * @param options `abortSignal`: aborts the read at once, whatever the engine does.
-   * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when the container is gone.
-   * @throws AbortedError `E_ABORTED` when `abortSignal` fires.
+   * @throws {BerthError} with a code listed in the core's `Session::read_file` doc
+   *   (`E_INVALID_ARGUMENT`, `E_PERMISSION_DENIED`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, ...).
    */
   async readFile(path: string, options: ReadFileOptions = {}): Promise<Buffer | null> {
     expectString(path, 'path');
@@ -256,23 +259,25 @@ export class Session implements AsyncDisposable {
   }
 
   /**
-   * Writes a file, owned by the container's user (uid and gid learned once per session), with
-   * `mode` (default 0o644). Missing parent directories are created (mode 0755, owned by the
-   * user); existing ones are left exactly as they are (`/tmp` keeps its sticky bit). An
-   * existing file is replaced; a symbolic link is written through.
+   * Writes a file atomically, as the session's user (`files: 'user'`, the default: where that
+   * user may not write is `E_PERMISSION_DENIED` and nothing changes). The data goes to
+   * `.berth-tmp-<16 hex>` beside the file and is renamed over it, so an abort or a failure
+   * leaves the old file or the new one, never a mix, and no temporary file. A new file is the
+   * user's with `mode` (default 0o644); an existing file keeps its owner, and its mode unless
+   * `mode` is given; setuid/setgid/sticky bits need a root session (or `files: 'engine'`).
+   * Missing parent directories are created (mode 0755, owned by the user); existing ones are
+   * left exactly as they are. A symbolic link is written through.
    *
-   * Engine API: `HEAD /containers/{id}/archive?path=`, `PUT /containers/{id}/archive?path=/`.
-   * Where the archive API cannot write (a tmpfs mount, a read-only root filesystem) berth
-   * writes through an exec of `sh` (`cat > "$1"`, stdin streamed) as user 0, then `chown`s.
-   * Up to 16 KiB go over the session's file channel (see {@link Session.readFile}) as the
-   * container's user, with the same result (an existing file is overwritten in place); what
-   * the user may not write there takes the archive path.
+   * Engine API: up to 16 KiB over the session's file channel (see {@link Session.readFile});
+   * otherwise, for a non-root user, an exec of `sh` as that user with the data on stdin; for
+   * root (or `files: 'engine'`) `HEAD /containers/{id}/archive?path=`,
+   * `PUT /containers/{id}/archive?path=/` and one exec of `sh` as user 0 for the rename (an
+   * exec of `sh` as user 0 with the data on stdin on tmpfs mounts and read-only roots).
    *
-   * @param path Absolute path in the container.
+   * @param path Absolute path in the container, without a trailing `/`.
    * @param data Bytes, or a string written as UTF-8.
-   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad path, a directory at `path`, or a parent that is a file.
-   * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` when the container is gone.
-   * @throws AbortedError `E_ABORTED`, EngineError `E_ENGINE`.
+   * @throws {BerthError} with a code listed in the core's `Session::write_file` doc
+   *   (`E_INVALID_ARGUMENT`, `E_PERMISSION_DENIED`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, ...).
    */
   async writeFile(path: string, data: Uint8Array | string, options: WriteFileOptions = {}): Promise<void> {
     expectString(path, 'path');
@@ -299,7 +304,7 @@ export class Session implements AsyncDisposable {
     abortSignal?.addEventListener('abort', onAbort, { once: true });
     try {
       await pipeToWriter(source, writer, () =>
-        withAbort(abortSignal, 'writeFileStream', (token) => writer.close(token)),
+        callNative(() => withAbort(abortSignal, 'writeFileStream', (token) => writer.close(token))),
       );
     } catch (error) {
       if (abortSignal?.aborted && !AbortedError.isInstance(error)) {

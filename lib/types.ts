@@ -371,6 +371,14 @@ export interface CreateSpec {
    */
   mountRoots?: string[];
   /**
+   * Allow bind mounts that hand the sandbox the host: a source that is `/`, the engine's socket
+   * (the one berth reached, `/var/run/docker.sock`, `/run/docker.sock`, `/run/podman/podman.sock`,
+   * the rootless ones), in `/proc`, `/sys` or `/dev`, or a parent directory of any of them
+   * (compared as given and with symlinks resolved on this host). Without it such a mount is
+   * `E_INVALID_ARGUMENT` naming `mounts[i].source`, before any engine call. @default false
+   */
+  allowHostEscape?: boolean;
+  /**
    * Container paths the session's user must be able to write. {@link verifySession} probes
    * each (a file written, read back, removed) and repair creates it or gives it to the user.
    */
@@ -379,11 +387,17 @@ export interface CreateSpec {
   labels?: Record<string, string>;
   /** Replaces the keep-alive entrypoint; it must not exit. @default a sleep */
   entrypoint?: string[];
-  /** Network mode, e.g. `'none'`, `'bridge'`. @default the engine's */
+  /** Network mode, e.g. `'none'`, `'bridge'`; `'host'` cannot be combined with `ports`. @default the engine's */
   networkMode?: string;
-  /** Capabilities to drop, e.g. `['ALL']`. */
+  /** Capabilities to drop, e.g. `['ALL']`; `[]` keeps Docker's defaults (needed for `ping`). @default ['NET_RAW'] */
   capDrop?: string[];
-  /** Set `no-new-privileges`. @default false */
+  /**
+   * Set `no-new-privileges`: no process gains privileges through `execve` (setuid/setgid programs
+   * such as `sudo` and `su`, file capabilities). `false` is the opt-out, for setup or agents that
+   * need `sudo`, and for root provisioning (`exec` as user `'0'`, `files: 'engine'`) in a session
+   * whose `user` is not root on Docker, which starts such execs without capabilities under it
+   * (README "Security defaults"). @default true
+   */
   noNewPrivileges?: boolean;
   /** Mount the root filesystem read-only. @default false */
   readOnlyRootFilesystem?: boolean;
@@ -391,14 +405,28 @@ export interface CreateSpec {
   memoryBytes?: number;
   /** CPU limit in CPUs (`1.5`). */
   cpus?: number;
-  /** Maximum number of processes in the container. */
+  /** Maximum number of processes in the container. @default 4096 */
   pidsLimit?: number;
 }
+
+/**
+ * Who the session's file calls (`readFile`, `writeFile`, `openFile`, `writeFileStream`, the
+ * harness provider's file methods) act as.
+ *
+ * - `'user'` (the default): as the session's user, exactly as an `exec` of that user could:
+ *   permission on the file and on every directory on the way, else `E_PERMISSION_DENIED`;
+ *   setuid/setgid/sticky bits in `mode` are `E_INVALID_ARGUMENT` unless the user is root.
+ * - `'engine'`: with the engine's privileges (root over the whole filesystem): for callers
+ *   that must write where the user may not (provisioning as a non-root user).
+ */
+export type FileAccess = 'user' | 'engine';
 
 /** Options of {@link createSession}. */
 export interface CreateSessionOptions extends CreateSpec, EngineOptions, PullOptions {
   /** Aborts the create; whatever was created is removed by id before the promise rejects. */
   abortSignal?: AbortSignal;
+  /** Who file calls act as; see {@link FileAccess}. Not stored with the container. @default 'user' */
+  files?: FileAccess;
   /**
    * Remove the container once it has been stopped this long, in milliseconds (a whole number,
    * 0 to 2,592,000,000 = 30 days; anything else is `E_INVALID_ARGUMENT` before any engine call).
@@ -429,6 +457,8 @@ export const MAX_REMOVE_AFTER_STOP_MS = 30 * 24 * 60 * 60 * 1000;
 export interface ResumeSessionOptions extends EngineOptions {
   /** The session to resume. */
   sessionId: string;
+  /** Who file calls act as; see {@link FileAccess}. @default 'user' */
+  files?: FileAccess;
   /** Container name prefix. @default 'berth' */
   prefix?: string;
   /** Reject with `E_SESSION_BUSY` when a live or unknown process other than this one holds it. @default false */

@@ -118,6 +118,13 @@ export function expectOptionalSignal(value: unknown, field: string): asserts val
   }
 }
 
+/** Checks `files` (`'user'` or `'engine'`, or absent). @throws InvalidArgumentError `E_INVALID_ARGUMENT`. */
+export function expectFileAccess(value: unknown, field = 'files'): asserts value is 'user' | 'engine' | undefined {
+  if (value !== undefined && value !== 'user' && value !== 'engine') {
+    invalid(field, `expected 'user' or 'engine', got ${describe(value)}`);
+  }
+}
+
 /** Drops `undefined` members so the native side sees absent options, not `undefined`. */
 export function compact<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;

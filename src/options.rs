@@ -12,6 +12,11 @@ use berth_core::{whole_number, CreateSpec, Limits, Mount, Security, MAX_RETENTIO
 use berth_core::{DriftSpec, OnDrift, ResumeFields};
 use berth_core::{Error, Result};
 
+/// Default `pidsLimit` of a created session: enough for builds and test runners, not for a fork bomb.
+pub const DEFAULT_PIDS_LIMIT: i64 = 4096;
+/// Capabilities dropped unless `capDrop` is given (Docker keeps `NET_RAW`: raw sockets, spoofing).
+pub const DEFAULT_CAP_DROP: [&str; 1] = ["NET_RAW"];
+
 /// A bind mount of a host path into the container.
 #[napi(object)]
 pub struct BindingMount {
@@ -54,17 +59,19 @@ pub struct BindingCreateOptions {
     pub entrypoint: Option<Vec<String>>,
     /// Network mode (`bridge`, `none`, a network name).
     pub network_mode: Option<String>,
-    /// Capabilities to drop.
+    /// Capabilities to drop. @default ['NET_RAW'] (give `[]` to keep every default capability, e.g. for `ping`)
     pub cap_drop: Option<Vec<String>>,
-    /// Set `no-new-privileges`. @default false
+    /// Set `no-new-privileges` (blocks `sudo`/setuid binaries); `false` opts out. @default true
     pub no_new_privileges: Option<bool>,
+    /// Allow bind mounts that hand the sandbox the host: `/`, the engine socket, `/proc`, `/sys`, `/dev` or a parent of them. @default false
+    pub allow_host_escape: Option<bool>,
     /// Mount the root filesystem read-only. @default false
     pub read_only_root_filesystem: Option<bool>,
     /// Memory limit, in bytes (at least 6 MiB).
     pub memory_bytes: Option<f64>,
     /// CPU limit, in CPUs (1.5 = one and a half).
     pub cpus: Option<f64>,
-    /// Maximum number of processes.
+    /// Maximum number of processes. @default 4096
     pub pids_limit: Option<f64>,
     /// `os/arch[/variant]` to pull and create for (`linux/amd64`). @default the engine's
     pub platform: Option<String>,
@@ -155,10 +162,12 @@ impl BindingCreateOptions {
                 .map(|m| whole_number("memoryBytes", m, 0, i64::MAX))
                 .transpose()?,
             cpus: self.cpus,
-            pids_limit: self
-                .pids_limit
-                .map(|p| whole_number("pidsLimit", p, 1, i64::MAX))
-                .transpose()?,
+            pids_limit: Some(
+                self.pids_limit
+                    .map(|p| whole_number("pidsLimit", p, 1, i64::MAX))
+                    .transpose()?
+                    .unwrap_or(DEFAULT_PIDS_LIMIT),
+            ),
         };
         let spec = CreateSpec {
             session_id: self.session_id.to_vec(),
@@ -185,8 +194,11 @@ impl BindingCreateOptions {
             entrypoint: self.entrypoint,
             limits,
             security: Security {
-                cap_drop: self.cap_drop.unwrap_or_default(),
-                no_new_privileges: self.no_new_privileges.unwrap_or(false),
+                cap_drop: self
+                    .cap_drop
+                    .unwrap_or_else(|| DEFAULT_CAP_DROP.iter().map(|c| c.to_string()).collect()),
+                no_new_privileges: self.no_new_privileges.unwrap_or(true),
+                allow_host_escape: self.allow_host_escape.unwrap_or(false),
                 read_only_root_filesystem: self.read_only_root_filesystem.unwrap_or(false),
                 network_mode: self.network_mode,
             },

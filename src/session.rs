@@ -19,7 +19,7 @@ use super::session_options::{
 use berth_core::whole_number;
 use berth_core::NetworkPolicy;
 use berth_core::Session;
-use berth_core::{normalize_path, Data};
+use berth_core::{normalize_path, Data, FileAccess};
 
 /// One session's container, as created or resumed. The TypeScript `Session` wraps it.
 #[napi]
@@ -295,12 +295,31 @@ impl BindingSession {
         })
     }
 
-    /// Reads a whole file; `null` when nothing is at `path`. Symbolic links are followed.
+    /// Sets who file calls act as: `'user'` (the session's user, the default) or `'engine'`
+    /// (the engine's privileges). No engine call. Errors: `E_INVALID_ARGUMENT`.
+    #[napi]
+    pub fn set_file_access(&self, files: String) -> napi::Result<()> {
+        let access = match files.as_str() {
+            "user" => FileAccess::User,
+            "engine" => FileAccess::Engine,
+            _ => {
+                return js(Err(berth_core::Error::invalid(
+                    "files",
+                    "expected 'user' or 'engine'",
+                )))
+            }
+        };
+        self.inner.set_file_access(access);
+        Ok(())
+    }
+
+    /// Reads a whole file; `null` when nothing is at `path`. Symbolic links are followed. Read
+    /// as the session's user unless `setFileAccess('engine')`.
     ///
-    /// Engine API: `GET /containers/{id}/archive?path=` (exec of `cat` on tmpfs mounts); files up
-    /// to 1 MiB over the session's file channel (one exec of `sh`, opened on the first file call).
-    /// Errors: `E_INVALID_ARGUMENT` (bad path, a directory), `E_SESSION_NOT_FOUND` (the container
-    /// is gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Engine API: files up to 1 MiB over the session's file channel (one exec of `sh` as the
+    /// user, opened on the first file call); otherwise, for a non-root user, an exec of `sh`
+    /// (`cat`) as the user; for root or `'engine'`, `GET /containers/{id}/archive?path=` (exec of
+    /// `cat` on tmpfs mounts). Errors: `Session::read_file` in the core.
     #[napi(ts_return_type = "Promise<Buffer | null>")]
     pub fn read_file<'e>(
         &self,
@@ -331,14 +350,15 @@ impl BindingSession {
         })
     }
 
-    /// Writes `data` to `path`, owned by the container's user (mode `options.mode`, default
-    /// 0o644), creating missing parent directories (0755, owned by the user) and leaving
-    /// existing ones untouched.
+    /// Writes `data` to `path` atomically (a temporary name beside it, renamed over it), as
+    /// the session's user unless `setFileAccess('engine')`: a new file is the user's with
+    /// `options.mode` (default 0o644), an existing one keeps its owner and (without `mode`) its
+    /// mode; missing parent directories are created (0755, the user's).
     ///
-    /// Engine API: `HEAD /containers/{id}/archive?path=`, `PUT /containers/{id}/archive?path=/`;
-    /// an exec of `sh` on tmpfs mounts and read-only root filesystems; up to 16 KiB over the
-    /// session's file channel. Errors:
-    /// `E_INVALID_ARGUMENT`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Engine API: up to 16 KiB over the session's file channel; for a non-root user an exec of
+    /// `sh` as the user; for root or `'engine'`, `HEAD /containers/{id}/archive?path=`,
+    /// `PUT /containers/{id}/archive?path=/` and an exec of `sh` (the rename); an exec of `sh`
+    /// on tmpfs mounts and read-only root filesystems. Errors: `Session::write_file` in the core.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn write_file<'e>(
         &self,

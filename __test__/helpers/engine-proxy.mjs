@@ -98,7 +98,12 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
     // Request bodies here are small (JSON, test archives): read whole, then sent in one write.
     /** @type {Buffer[]} */
     const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
+    try {
+      for await (const chunk of req) chunks.push(chunk);
+    } catch {
+      // The client went away mid-body (an aborted upload): nothing to forward or answer.
+      return;
+    }
     const body = Buffer.concat(chunks);
     const headers = { ...req.headers };
     delete headers['transfer-encoding'];

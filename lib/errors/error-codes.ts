@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'E_SETUP_FAILED',
   'E_EXEC_TIMEOUT',
   'E_ABORTED',
+  'E_PERMISSION_DENIED',
   'E_ENGINE',
 ] as const;
 

@@ -7,6 +7,7 @@ import { ExecTimeoutError } from './exec-timeout-error';
 import { ForeignContainerError } from './foreign-container-error';
 import { ImageNotFoundError } from './image-not-found-error';
 import { InvalidArgumentError } from './invalid-argument-error';
+import { PermissionDeniedError } from './permission-denied-error';
 import { SessionBusyError } from './session-busy-error';
 import { SessionExistsError } from './session-exists-error';
 import { SessionIncompleteError } from './session-incomplete-error';
@@ -43,6 +44,7 @@ const CLASSES: Record<ErrorCode, Subclass> = {
   E_SETUP_FAILED: SetupFailedError,
   E_EXEC_TIMEOUT: ExecTimeoutError,
   E_ABORTED: AbortedError,
+  E_PERMISSION_DENIED: PermissionDeniedError,
   E_ENGINE: EngineError,
 };
 

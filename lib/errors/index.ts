@@ -8,6 +8,7 @@ export { ForeignContainerError, type ForeignContainerDetails } from './foreign-c
 export { fromNative, fromPayload, NATIVE_ERROR_MARKER, type NativeErrorPayload } from './from-native';
 export { ImageNotFoundError, type ImageNotFoundDetails } from './image-not-found-error';
 export { InvalidArgumentError, type InvalidArgumentDetails } from './invalid-argument-error';
+export { PermissionDeniedError, type PermissionDeniedDetails } from './permission-denied-error';
 export { SessionBusyError, type SessionBusyDetails } from './session-busy-error';
 export { SessionExistsError, type SessionExistsDetails } from './session-exists-error';
 export { SessionIncompleteError, type SessionIncompleteDetails } from './session-incomplete-error';

@@ -61,7 +61,7 @@ pub use engine::networks::NetworkPolicy;
 pub use exec::stream::{ExecProcess, Which};
 pub use exec::{ExecOptions, ExecOutput};
 pub use files::writer::FileWriter;
-pub use files::{normalize_path, Data, FileReader, Spool};
+pub use files::{check_mode, normalize_path, Data, FileAccess, FileReader, Spool};
 pub use session::{Ownership, ReleaseOutcome, RemoveOutcome, Session, StopOutcome};
 
 // Errors.

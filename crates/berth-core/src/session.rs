@@ -16,7 +16,7 @@ use crate::exec::{self, ExecOptions, ExecOutput};
 use crate::files::channel::slot::ChannelSlot;
 use crate::files::channel::Outcome;
 use crate::files::context::{self, FsContext, Target};
-use crate::files::{self, Data, FileReader};
+use crate::files::{self, Data, FileAccess, FileReader};
 use crate::model::errors::{Error, Result};
 use crate::model::identity::Owner;
 use crate::model::spec::validate_port;
@@ -119,6 +119,8 @@ pub struct Session {
     fs: OnceCell<FsContext>,
     /// The file channel, opened on the first small read or write.
     channel: ChannelSlot,
+    /// Who file calls act as (`files` on `createSession` / `resumeSession`).
+    file_access: std::sync::Mutex<FileAccess>,
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
@@ -169,6 +171,7 @@ impl Session {
             })),
             fs: OnceCell::new(),
             channel: ChannelSlot::default(),
+            file_access: std::sync::Mutex::new(FileAccess::User),
         }
     }
 
@@ -324,7 +327,8 @@ impl Session {
     }
 
     /// Drops this adopted handle's holder record, so the reaper no longer counts this
-    /// process as holding the session. The container is never touched.
+    /// process as holding the session. The container is never touched, except that this
+    /// handle's file channel (an exec of `sh`, if one is open) ends.
     ///
     /// `DELETE /volumes/berth-holder-<id>-<token>` (this handle's own record only). An owner
     /// (created or inherited) cannot release: its duty is to remove (`owner`). Later calls,
@@ -352,6 +356,9 @@ impl Session {
         };
         hold::release(engine, &record).await?;
         state.record = None;
+        // A released handle leaves nothing running in the container: its file channel's exec
+        // ends here, not when the handle is dropped.
+        self.channel.close().await;
         Ok(ReleaseOutcome {
             released: true,
             reason: None,
@@ -569,11 +576,21 @@ impl Session {
         Ok(ctx)
     }
 
+    /// Who file calls act as; [`FileAccess::User`] unless set.
+    pub fn file_access(&self) -> FileAccess {
+        *self.file_access.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets who file calls act as (`files: 'user' | 'engine'`).
+    pub fn set_file_access(&self, access: FileAccess) {
+        *self.file_access.lock().unwrap_or_else(|e| e.into_inner()) = access;
+    }
+
     /// Opens a file for streaming reads; `None` when absent. See [`files::open`]. `cancel`
     /// bounds the opening (later chunks are bounded by the reader's own cancel and the
     /// per-chunk timeout).
-    /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_SESSION_NOT_FOUND`,
-    /// `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
+    /// `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn open_file(
         &self,
         path: &str,
@@ -586,15 +603,15 @@ impl Session {
     async fn open_within(&self, engine: &Engine, path: &str) -> Result<Option<FileReader>> {
         files::normalize_path("path", path)?;
         let ctx = self.fs(engine).await?;
-        files::open(self.target(engine), &ctx, path).await
+        files::open(self.target(engine), &ctx, path, self.file_access()).await
     }
 
     /// Reads a whole file; `None` when absent. Files up to 1 MiB go through the session's
-    /// channel ([`crate::files::channel`]) when the image can run it; others, and whatever the
-    /// channel cannot read, through [`files::open`].
+    /// channel ([`crate::files::channel`], as the container's user) when the image can run it;
+    /// others, and whatever the channel cannot read, through [`files::open`].
     /// `cancel` aborts it at once (`E_ABORTED`), whatever the engine does.
-    /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_SESSION_NOT_FOUND`,
-    /// `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
+    /// `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn read_file(
         &self,
         path: &str,
@@ -624,12 +641,14 @@ impl Session {
         }
     }
 
-    /// Writes a file owned by the container's user; see [`files::write`]. Files up to 16 KiB
-    /// given as bytes go through the session's channel ([`crate::files::channel`]) when the image can
-    /// run it and the container's user may write there (an existing file is overwritten in
-    /// place); anything else through [`files::write`].
+    /// Writes a file atomically, as [`files::write`] describes (owner, mode, temporary name).
+    /// Files up to 16 KiB given as bytes go through the session's channel
+    /// ([`crate::files::channel`], as the container's user, also atomic) when the image can
+    /// run it and the user may write there and owns an existing file; anything else through
+    /// [`files::write`].
     /// Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory at `path`, a parent that
-    /// is a file), `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// is a file), `E_PERMISSION_DENIED`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
     pub async fn write_file(
         &self,
         path: &str,
@@ -652,14 +671,17 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<()> {
         let norm = files::normalize_path("path", path)?;
-        let file_mode = mode.unwrap_or(files::DEFAULT_FILE_MODE);
-        if file_mode > 0o7777 {
-            return Err(Error::invalid("mode", "must be a file mode in 0..0o7777"));
+        let access = self.file_access();
+        if mode.is_some_and(|m| m & 0o7000 != 0 && m <= 0o7777) {
+            let ctx = self.fs(engine).await?;
+            files::check_mode(mode, ctx.uid, access)?;
+        } else {
+            files::check_mode(mode, 0, access)?;
         }
         if let Data::Bytes(bytes) = &data {
             match self
                 .channel
-                .write(engine, &self.id, &norm, file_mode, bytes, cancel)
+                .write(engine, &self.id, &norm, mode, bytes, cancel)
                 .await?
             {
                 Outcome::Done(()) => return Ok(()),
@@ -670,7 +692,7 @@ impl Session {
             }
         }
         let ctx = self.fs(engine).await?;
-        files::write(self.target(engine), &ctx, path, data, mode, cancel).await
+        files::write(self.target(engine), &ctx, path, data, mode, access, cancel).await
     }
 
     /// Commits this container to the template `berth-template:<key>`; see [`templates::commit`].

@@ -12,6 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::engine::connection::EngineOptions;
 use crate::engine::discovery::Host;
+use crate::engine::host_escape;
 use crate::model::errors::{Error, Result};
 use crate::model::spec::{CreateSpec, Mount};
 
@@ -20,12 +21,19 @@ use crate::model::spec::{CreateSpec, Mount};
 /// No engine call: the endpoint is chosen as [`crate::engine::connection::connect`] would.
 ///
 /// Errors: `E_INVALID_ARGUMENT` (see [`check_mounts`]; also a bad `engine` option).
+/// Mounts that would hand the sandbox the host are refused first, for any engine, unless
+/// `allowHostEscape` ([`crate::engine::host_escape`]).
 pub(crate) fn check_for_engine(spec: &CreateSpec, options: &EngineOptions) -> Result<()> {
     if spec.mounts.is_empty() && spec.mount_roots.is_empty() {
         return Ok(());
     }
     let candidate = crate::engine::connection::choose(options, &Host::current())?;
-    if crate::engine::connection::remote_host_of(&candidate.endpoint).is_some() {
+    let remote = crate::engine::connection::remote_host_of(&candidate.endpoint).is_some();
+    if !spec.security.allow_host_escape {
+        let endpoint = (!remote).then_some(candidate.endpoint.as_str());
+        host_escape::check(&spec.mounts, &host_escape::engine_sockets(endpoint))?;
+    }
+    if remote {
         return Ok(());
     }
     check_mounts(&spec.mounts, &spec.mount_roots)

@@ -1,6 +1,6 @@
 //! Engine: the connection to a Docker Engine API socket and the calls berth makes on it
 //! (discovery, transport, engine info, container inspect and facts, calls by id, images,
-//! networks, ports, bind sources). Imports only [`crate::model`].
+//! networks, ports, bind sources, host escape). Imports only [`crate::model`].
 
 pub mod bind_source;
 pub mod bounded;
@@ -9,6 +9,7 @@ pub mod cancel;
 pub mod connection;
 pub mod container;
 pub mod discovery;
+pub mod host_escape;
 pub mod images;
 pub mod info;
 pub mod logs;

@@ -43,7 +43,7 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
         };
         let data: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
         assert_eq!(
-            ch.write("/tmp/c d/e.bin", 0o640, &data, &never)
+            ch.write("/tmp/c d/e.bin", Some(0o640), &data, &never)
                 .await
                 .unwrap(),
             Outcome::Done(())
@@ -58,12 +58,12 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
         );
         assert_eq!(ch.read("/tmp", &never).await.unwrap(), Outcome::IsDir);
         assert_eq!(
-            ch.write("/tmp", 0o644, b"x", &never).await.unwrap(),
+            ch.write("/tmp", Some(0o644), b"x", &never).await.unwrap(),
             Outcome::IsDir
         );
         // A parent that is a file: the channel cannot, the archive path will say why.
         assert_eq!(
-            ch.write("/tmp/c d/e.bin/x", 0o644, b"x", &never)
+            ch.write("/tmp/c d/e.bin/x", Some(0o644), b"x", &never)
                 .await
                 .unwrap(),
             Outcome::Fallback
@@ -74,13 +74,17 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
             Outcome::Fallback
         );
         assert_eq!(
-            ch.write("/tmp/a\nb", 0o644, b"x", &never).await.unwrap(),
+            ch.write("/tmp/a\nb", Some(0o644), b"x", &never)
+                .await
+                .unwrap(),
             Outcome::Fallback
         );
         // Too large for the channel: archive path, nothing sent.
         let big = vec![0u8; crate::files::channel::protocol::MAX_WRITE_BYTES + 1];
         assert_eq!(
-            ch.write("/tmp/big", 0o644, &big, &never).await.unwrap(),
+            ch.write("/tmp/big", Some(0o644), &big, &never)
+                .await
+                .unwrap(),
             Outcome::Fallback
         );
         // The mode is set; the same channel answered everything.

@@ -98,12 +98,22 @@ pub(crate) async fn deadline(at: Option<tokio::time::Instant>) {
     }
 }
 
+/// The mark every process of one exec carries, and the user the exec runs as: what
+/// [`kill_tree`] needs to find and signal them.
+#[derive(Debug, Clone)]
+pub(crate) struct Marker {
+    /// The random `BERTH_EXEC_ID` value.
+    pub value: String,
+    /// The exec's user (`None`: the container's).
+    pub user: Option<String>,
+}
+
 /// A started exec: its engine id, its marker, and its attached streams.
 pub(crate) struct Launched {
     /// The engine's exec id (for `GET /exec/{id}/json`).
     pub exec_id: String,
-    /// The random `BERTH_EXEC_ID` value every process of this exec carries.
-    pub marker: String,
+    /// The random `BERTH_EXEC_ID` value every process of this exec carries, and its user.
+    pub marker: Marker,
     /// stdout and stderr frames, in order.
     pub output: ExecOutputStream,
     /// stdin (a sink that discards when `stdin` was not attached).
@@ -116,7 +126,10 @@ pub(crate) struct Launched {
 /// Errors: `E_ENGINE` (409 when the container is not running, on Docker and Podman alike),
 /// `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Launched> {
-    let marker = hex::encode(rand::random::<[u8; 12]>());
+    let marker = Marker {
+        value: hex::encode(rand::random::<[u8; 12]>()),
+        user: spec.user.map(str::to_string),
+    };
     let launched = start(engine, id, spec, &marker).await;
     if let Err(Error::Aborted { .. } | Error::ExecTimeout { .. }) = &launched {
         // The start may have reached the engine with its answer lost: kill whatever carries
@@ -127,13 +140,12 @@ pub(crate) async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Resu
 }
 
 /// Exec create and start for [`launch`], with the given `marker`.
-async fn start(engine: &Engine, id: &str, spec: &Launch<'_>, marker: &str) -> Result<Launched> {
-    let marker = marker.to_string();
+async fn start(engine: &Engine, id: &str, spec: &Launch<'_>, marker: &Marker) -> Result<Launched> {
     let mut env: Vec<String> = spec
         .env
         .map(|e| e.iter().map(|(k, v)| format!("{k}={v}")).collect())
         .unwrap_or_default();
-    env.push(format!("{EXEC_MARKER_ENV}={marker}"));
+    env.push(format!("{EXEC_MARKER_ENV}={}", marker.value));
     let create = CreateExecOptions {
         attach_stdin: Some(spec.stdin),
         attach_stdout: Some(true),
@@ -180,7 +192,7 @@ async fn start(engine: &Engine, id: &str, spec: &Launch<'_>, marker: &str) -> Re
     };
     Ok(Launched {
         exec_id,
-        marker,
+        marker: marker.clone(),
         output,
         input,
     })
@@ -281,8 +293,13 @@ exit 0"#;
 /// killing exec to finish (at most 10 s). Best effort: needs `sh`, `tr`, `grep` and `kill` in
 /// the image; an engine failure is ignored (the caller reports its own error).
 ///
-/// `POST /containers/{id}/exec` (as user 0) and `POST /exec/{id}/start`.
-pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
+/// The killing exec runs as the killed exec's own user: the same uid may read its processes'
+/// `/proc/<pid>/environ` and signal them without any capability. (A root exec would need
+/// `CAP_KILL` and `CAP_SYS_PTRACE` for another user's processes, and with `no-new-privileges`
+/// in a container whose user is not root, Docker starts an exec as user 0 with none.)
+///
+/// `POST /containers/{id}/exec` (as the exec's user) and `POST /exec/{id}/start`.
+pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &Marker) {
     // Runs after the caller's abort or deadline: bounded by per-request timeouts only.
     let engine = &engine.detached();
     let argv = vec![
@@ -290,14 +307,14 @@ pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
         "-c".into(),
         KILL_SCRIPT.into(),
         "berth-kill".into(),
-        marker.into(),
+        marker.value.clone(),
     ];
     let create = CreateExecOptions {
         attach_stdout: Some(true),
         attach_stderr: Some(true),
         tty: Some(false),
         cmd: Some(argv),
-        user: Some("0".to_string()),
+        user: marker.user.clone(),
         ..Default::default()
     };
     let Ok(Ok(created)) = engine
@@ -325,7 +342,7 @@ pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &str) {
 
 /// [`kill_tree`] as a background task, so a timed-out or aborted exec settles at once even
 /// when the engine does not answer; the kill runs as soon as (and if) the engine answers.
-pub(crate) fn spawn_kill_tree(engine: &Engine, id: &str, marker: &str) {
-    let (engine, id, marker) = (engine.detached(), id.to_string(), marker.to_string());
+pub(crate) fn spawn_kill_tree(engine: &Engine, id: &str, marker: &Marker) {
+    let (engine, id, marker) = (engine.detached(), id.to_string(), marker.clone());
     tokio::spawn(async move { kill_tree(&engine, &id, &marker).await });
 }

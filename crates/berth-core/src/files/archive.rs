@@ -267,6 +267,29 @@ pub(crate) fn tar_prefix(
     Ok(std::mem::take(builder.get_mut()))
 }
 
+/// The tar header of one directory entry `path` with `mode`, owned by `owner`: upload it with
+/// [`upload`] (`size` 0, no data) to create the directory, or to give an existing one that
+/// owner and mode (the engine applies both to an existing directory too).
+pub(crate) fn dir_header(path: &str, mode: u32, owner: Owner) -> Result<Vec<u8>> {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Directory);
+    h.set_mode(mode);
+    h.set_uid(owner.uid);
+    h.set_gid(owner.gid);
+    h.set_mtime(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default(),
+    );
+    h.set_size(0);
+    let mut builder = tar::Builder::new(Vec::new());
+    builder
+        .append_data(&mut h, path.trim_start_matches('/'), std::io::empty())
+        .map_err(|e| Error::invalid("path", format!("cannot be put in a tar: {e}")))?;
+    Ok(std::mem::take(builder.get_mut()))
+}
+
 /// The bytes after `size` bytes of file data: padding to a 512-byte block, then the trailer.
 pub(crate) fn tar_suffix(size: u64) -> Vec<u8> {
     let rem = (size % TAR_BLOCK_BYTES as u64) as usize;

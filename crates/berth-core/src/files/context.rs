@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::connection::Engine;
 use crate::engine::container;
 use crate::exec::{self, ExecOptions};
+use crate::files::FileAccess;
 use crate::model::errors::{Error, Result};
 
 const PROBE_SCRIPT: &str = "id -u; id -g; cat /proc/mounts";
@@ -39,9 +40,33 @@ pub(crate) struct FsContext {
     pub gid: u64,
     /// Mount points the archive API cannot reach (tmpfs and other non-volume mounts).
     pub exec_mounts: Vec<String>,
+    /// Whether the probe's exec of `sh` answered (the image has `sh`).
+    pub shell: bool,
 }
 
 impl FsContext {
+    /// The user, as `uid:gid` (messages).
+    pub fn user(&self) -> String {
+        format!("{}:{}", self.uid, self.gid)
+    }
+
+    /// Whether file calls run as the session's user through [`crate::files::as_user`]: with
+    /// [`FileAccess::User`] and a user other than root. Without `sh` that cannot be checked:
+    /// `E_PERMISSION_DENIED` (fail closed; `files: 'engine'` lifts it).
+    pub fn as_user(&self, access: FileAccess) -> Result<bool> {
+        if access == FileAccess::Engine || self.uid == 0 {
+            return Ok(false);
+        }
+        if !self.shell {
+            return Err(Error::PermissionDenied {
+                operation: "check (the image has no `sh`; files: 'engine' skips the check)".into(),
+                path: "/".into(),
+                user: self.user(),
+            });
+        }
+        Ok(true)
+    }
+
     /// Whether `path` lies on a mount only an exec can reach (longest mount prefix wins).
     pub fn needs_exec(&self, path: &str) -> bool {
         self.exec_mounts.iter().any(|m| under(path, m))
@@ -69,6 +94,7 @@ pub(crate) fn parse_probe(stdout: &str, reachable: &[String]) -> Option<FsContex
         uid,
         gid,
         exec_mounts,
+        shell: true,
     })
 }
 
@@ -149,6 +175,7 @@ pub(crate) async fn probe(t: Target<'_>) -> Result<(FsContext, bool)> {
             uid,
             gid,
             exec_mounts,
+            shell: false,
         },
         false,
     ))

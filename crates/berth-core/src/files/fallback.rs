@@ -15,18 +15,41 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::connection::Engine;
 use crate::exec::stream::{self, ExecProcess, Stdin, Which};
 use crate::exec::{self, ExecOptions};
+use crate::files::as_user;
+use crate::files::context::Target;
 use crate::model::errors::{Error, Result};
 
 /// Prints `dir`, `file` or `none` for `$1`.
 const STAT_SCRIPT: &str = r#"if [ -d "$1" ]; then echo dir; elif [ -f "$1" ]; then echo file; elif [ -e "$1" ]; then echo special; else echo none; fi"#;
-/// Creates the missing parents of `$1` (mode 0755, owned by `$2`), then writes stdin to `$1`,
-/// owned by `$2` with mode `$3`. Existing parents are not touched.
-const WRITE_SCRIPT: &str = r#"p=$1; o=$2; m=$3
+/// Creates the missing parents of `$1` (mode 0755, owned by `$2`), then writes stdin (`$5`
+/// bytes) to the temporary `$4` in the same directory and renames it over `$1`: a new file
+/// owned by `$2` with mode `$3` (`-`: 0644), an existing one keeping its owner and (`-`) mode.
+/// The temporary file is removed on any failure. Existing parents are not touched.
+const WRITE_SCRIPT: &str = r#"p=$1; o=$2; m=$3; t=$4; n=$5
+trap 'rm -f "$t"' EXIT; trap 'exit 1' HUP INT TERM PIPE
+if [ -L "$p" ]; then p=$(readlink -f "$p") || exit 1; fi
 d=${p%/*}
 set --
 while [ -n "$d" ] && [ ! -e "$d" ]; do set -- "$d" "$@"; d=${d%/*}; done
 for x in "$@"; do mkdir -m 755 "$x" && chown "$o" "$x" || exit 1; done
-cat > "$p" && chown "$o" "$p" && chmod "$m" "$p""#;
+if [ -f "$p" ]; then
+  o=$(stat -c %u:%g "$p") || exit 1
+  if [ "$m" = - ]; then m=$(stat -c %a "$p") || exit 1; fi
+fi
+[ "$m" != - ] || m=644
+cat > "$t" || exit 1
+z=$(wc -c < "$t") || exit 1
+[ $z -eq $n ] || exit 15
+chown "$o" "$t" && chmod "$m" "$t" && mv -f "$t" "$p""#;
+/// Renames the uploaded temporary `$1` over `$2`; an existing `$2` keeps its owner, and its
+/// mode when `$3` is `1`. The temporary file is removed on failure.
+const RENAME_SCRIPT: &str = r#"t=$1; p=$2
+trap 'rm -f "$t"' EXIT
+if [ -f "$p" ] && [ ! -L "$p" ]; then
+  o=$(stat -c %u:%g "$p") && chown "$o" "$t" || exit 1
+  if [ "$3" = 1 ]; then m=$(stat -c %a "$p") && chmod "$m" "$t" || exit 1; fi
+fi
+mv -f "$t" "$p""#;
 const STDERR_TAIL_BYTES: usize = 4096;
 
 /// What `$1` is, seen from inside the container.
@@ -135,41 +158,80 @@ pub(crate) enum Source {
     File(tokio::fs::File),
 }
 
-/// Writes `data` to `path` as described in the module docs, owned by `uid:gid` with `mode`.
-/// `cancel` aborts it (`E_ABORTED`). Errors: `E_ENGINE` (the script failed: its stderr in the
-/// message), `E_ABORTED`, `E_ENGINE_UNAVAILABLE`.
-#[allow(clippy::too_many_arguments)]
+/// Writes `size` bytes of `data` to `path` as described in [`WRITE_SCRIPT`], a new file owned
+/// by `owner` (`uid:gid`); `mode` `None` keeps an existing file's. `cancel` aborts it
+/// (`E_ABORTED`; the temporary file is removed by name). Errors: `E_ENGINE` (the script
+/// failed: its stderr in the message), `E_ABORTED`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn write(
-    engine: &Engine,
-    id: &str,
-    name: &str,
+    t: Target<'_>,
     path: &str,
     data: Source,
-    uid: u64,
-    gid: u64,
-    mode: u32,
-    cancel: CancellationToken,
+    size: u64,
+    owner: &str,
+    mode: Option<u32>,
+    cancel: &CancellationToken,
 ) -> Result<()> {
-    let owner = format!("{uid}:{gid}");
-    let mode = format!("{mode:o}");
+    let mode = mode.map(|m| format!("{m:o}")).unwrap_or_else(|| "-".into());
+    let temp = as_user::temp_path(path, &as_user::temp_name());
     let stdin = match data {
         Source::Bytes(b) => Stdin::Bytes(b),
         Source::File(f) => Stdin::File(f),
     };
-    let p = stream::spawn(
+    let run = async {
+        let p = stream::spawn(
+            t.engine,
+            t.id,
+            t.name,
+            &argv(
+                WRITE_SCRIPT,
+                &[path, owner, &mode, &temp, &size.to_string()],
+            ),
+            &as_root(),
+            stdin,
+            cancel.clone(),
+        )
+        .await?;
+        p.close(Which::Stdout).await;
+        let stderr = drain_stderr(&p).await;
+        match p.wait().await? {
+            0 => Ok(()),
+            15 if cancel.is_cancelled() => Err(Error::aborted("writeFile")),
+            code => Err(failed("write file", path, code, &stderr)),
+        }
+    };
+    let r = run.await;
+    if r.is_err() {
+        as_user::cleanup(t.engine, t.id, t.name, temp, Some("0"));
+    }
+    r
+}
+
+/// Renames the uploaded `temp` over `path` as user 0 ([`RENAME_SCRIPT`]); `keep_mode` keeps an
+/// existing file's mode. Errors: `E_ENGINE` (the script failed), `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn rename(
+    engine: &Engine,
+    id: &str,
+    name: &str,
+    temp: &str,
+    path: &str,
+    keep_mode: bool,
+) -> Result<()> {
+    let keep = if keep_mode { "1" } else { "0" };
+    let r = exec::exec(
         engine,
         id,
         name,
-        &argv(WRITE_SCRIPT, &[path, &owner, &mode]),
+        &argv(RENAME_SCRIPT, &[temp, path, keep]),
         &as_root(),
-        stdin,
-        cancel,
+        &CancellationToken::new(),
     )
-    .await?;
-    p.close(Which::Stdout).await;
-    let stderr = drain_stderr(&p).await;
-    match p.wait().await? {
-        0 => Ok(()),
-        code => Err(failed("write file", path, code, &stderr)),
+    .await;
+    match r {
+        Ok(out) if out.exit_code == 0 => Ok(()),
+        Ok(out) => Err(failed("write file", path, out.exit_code, &out.stderr)),
+        Err(e) => {
+            as_user::cleanup(engine, id, name, temp.to_string(), Some("0"));
+            Err(e)
+        }
     }
 }

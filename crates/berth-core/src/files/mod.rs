@@ -12,6 +12,7 @@
 //! the message text.
 
 pub mod archive;
+pub mod as_user;
 pub mod channel;
 pub mod context;
 pub mod fallback;
@@ -39,8 +40,9 @@ pub(crate) const DEFAULT_FILE_MODE: u32 = 0o644;
 pub(crate) const MAX_SYMLINK_HOPS: usize = 8;
 const MEMORY_CHUNK_BYTES: usize = 64 * 1024;
 
-/// Checks and normalises a file path: absolute, no NUL, no `.` or `..` component, not `/`;
-/// repeated and trailing slashes are dropped. `E_INVALID_ARGUMENT` naming `field`.
+/// Checks and normalises a file path: absolute, no NUL, no `.` or `..` component, not `/`,
+/// no trailing `/` (a trailing slash names a directory, never a file); repeated slashes are
+/// dropped. `E_INVALID_ARGUMENT` naming `field`.
 pub fn normalize_path(field: &str, path: &str) -> Result<String> {
     if !path.starts_with('/') || path.contains('\0') {
         return Err(Error::invalid(
@@ -58,7 +60,42 @@ pub fn normalize_path(field: &str, path: &str) -> Result<String> {
     if parts.is_empty() {
         return Err(Error::invalid(field, "must name a file, not `/`"));
     }
+    if path.ends_with('/') {
+        return Err(Error::invalid(
+            field,
+            "must name a file: a trailing `/` names a directory",
+        ));
+    }
     Ok(format!("/{}", parts.join("/")))
+}
+
+/// Who file calls act as (`files` on `createSession` / `resumeSession`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileAccess {
+    /// `'user'` (the default): as the session's user; the kernel decides, as for `exec`.
+    #[default]
+    User,
+    /// `'engine'`: with the engine's privileges (root over the whole filesystem), the
+    /// behaviour before the `files` option; new files are still owned by the session's user.
+    Engine,
+}
+
+/// Checks a file `mode`: at most 0o7777, and the setuid, setgid and sticky bits only for a
+/// session running as root (`uid` 0) or with [`FileAccess::Engine`]. `E_INVALID_ARGUMENT`.
+pub fn check_mode(mode: Option<u32>, uid: u64, access: FileAccess) -> Result<()> {
+    let Some(mode) = mode else { return Ok(()) };
+    if mode > 0o7777 {
+        return Err(Error::invalid("mode", "must be a file mode in 0..0o7777"));
+    }
+    if mode & 0o7000 != 0 && uid != 0 && access == FileAccess::User {
+        return Err(Error::invalid(
+            "mode",
+            format!(
+                "{mode:o} sets setuid, setgid or sticky bits: only a session running as root may (or files: 'engine')"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn parent(path: &str) -> &str {
@@ -105,7 +142,11 @@ pub struct FileReader {
 
 enum ReadSource {
     Archive(mpsc::Receiver<Result<Bytes>>),
-    Exec { process: ExecProcess, path: String },
+    Exec {
+        process: ExecProcess,
+        path: String,
+        first: Option<Bytes>,
+    },
 }
 
 impl FileReader {
@@ -113,7 +154,11 @@ impl FileReader {
     pub async fn next(&mut self) -> Result<Option<Bytes>> {
         match &mut self.source {
             ReadSource::Archive(rx) => rx.recv().await.transpose(),
-            ReadSource::Exec { process, path } => match process.next(Which::Stdout).await? {
+            ReadSource::Exec {
+                first: first @ Some(_),
+                ..
+            } => Ok(first.take()),
+            ReadSource::Exec { process, path, .. } => match process.next(Which::Stdout).await? {
                 Some(b) => Ok(Some(b)),
                 None => fallback::finish_read(process, path).await.map(|_| None),
             },
@@ -131,13 +176,31 @@ impl FileReader {
 }
 
 /// Opens `path` for reading; `Ok(None)` when nothing is there. Symbolic links are followed
-/// (at most [`MAX_SYMLINK_HOPS`]).
+/// (at most [`MAX_SYMLINK_HOPS`]). With [`FileAccess::User`] and a session user other than
+/// root, the read is an exec of `cat` as that user ([`crate::files::as_user`]).
 ///
-/// `GET /containers/{id}/archive?path=` (or the exec fallback). Errors: `E_INVALID_ARGUMENT`
-/// (a bad path, a directory, a special file, a symlink loop), `E_SESSION_NOT_FOUND` (the
-/// container is gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub(crate) async fn open(t: Target<'_>, ctx: &FsContext, path: &str) -> Result<Option<FileReader>> {
+/// `GET /containers/{id}/archive?path=` (or an exec). Errors: `E_INVALID_ARGUMENT`
+/// (a bad path, a directory, a special file, a symlink loop), `E_PERMISSION_DENIED` (the
+/// session's user may not read it), `E_SESSION_NOT_FOUND` (the container is gone), `E_ENGINE`,
+/// `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn open(
+    t: Target<'_>,
+    ctx: &FsContext,
+    path: &str,
+    access: FileAccess,
+) -> Result<Option<FileReader>> {
     let mut path = normalize_path("path", path)?;
+    if ctx.as_user(access)? {
+        let read = as_user::open(t.engine, t.id, t.name, &path, &ctx.user()).await?;
+        return Ok(read.map(|r| FileReader {
+            size: None,
+            source: ReadSource::Exec {
+                process: r.process,
+                path,
+                first: r.first,
+            },
+        }));
+    }
     for _ in 0..=MAX_SYMLINK_HOPS {
         if ctx.needs_exec(&path) {
             return match fallback::kind(t.engine, t.id, t.name, &path).await? {
@@ -152,6 +215,7 @@ pub(crate) async fn open(t: Target<'_>, ctx: &FsContext, path: &str) -> Result<O
                     source: ReadSource::Exec {
                         process: fallback::open(t.engine, t.id, t.name, &path).await?,
                         path,
+                        first: None,
                     },
                 })),
             };
@@ -195,45 +259,87 @@ pub enum Data {
     Spool(Spool),
 }
 
-/// Writes `data` to `path`, owned by the container's user with `mode` (default 0644),
-/// creating missing parent directories (mode 0755, owned by the user) and leaving existing
-/// ones as they are. A symbolic link at `path` is written through.
+impl Data {
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Data::Bytes(b) => b.len() as u64,
+            Data::Spool(s) => s.len(),
+        }
+    }
+
+    /// Whether there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Writes `data` to `path`, atomically: the data goes to a temporary name in the same
+/// directory (`.berth-tmp-<16 hex>`), which is renamed over `path` once complete, so an abort
+/// or a failure leaves the old file or the new one, never a mix, and no temporary file (it is
+/// removed by name). A new file is owned by the session's user with `mode` (default 0644);
+/// an existing file keeps its owner, and its mode unless `mode` is given. Missing parent
+/// directories are created (0755, owned by the user); a symbolic link at `path` is written
+/// through.
 ///
-/// `HEAD /containers/{id}/archive?path=` for the path and each missing parent, then
-/// `PUT /containers/{id}/archive?path=/` (or the exec fallback). Errors: `E_INVALID_ARGUMENT`
-/// (a bad path, a directory there, a parent that is not a directory), `E_SESSION_NOT_FOUND`,
-/// `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+/// With [`FileAccess::User`] and a session user other than root, an exec as that user does
+/// it all ([`crate::files::as_user`]); otherwise `HEAD /containers/{id}/archive?path=` for the
+/// path and each missing parent, `PUT /containers/{id}/archive?path=/` of the temporary file,
+/// and one exec as root that renames it (images without `sh`: the upload goes to `path`
+/// itself, not atomic), or the exec fallback. Errors: `E_INVALID_ARGUMENT` (a bad path or mode,
+/// a directory there, a parent that is not a directory), `E_PERMISSION_DENIED`,
+/// `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn write(
     t: Target<'_>,
     ctx: &FsContext,
     path: &str,
     mut data: Data,
     mode: Option<u32>,
+    access: FileAccess,
     cancel: &CancellationToken,
 ) -> Result<()> {
     let mut path = normalize_path("path", path)?;
-    let mode = mode.unwrap_or(DEFAULT_FILE_MODE);
-    if mode > 0o7777 {
-        return Err(Error::invalid("mode", "must be a file mode in 0..0o7777"));
+    check_mode(mode, ctx.uid, access)?;
+    let size = data.len();
+    if ctx.as_user(access)? {
+        let source = match data {
+            Data::Bytes(b) => as_user::Source::Bytes(b),
+            Data::Spool(mut s) => as_user::Source::File(s.reader().await?),
+        };
+        let user = ctx.user();
+        return as_user::write(
+            t.engine, t.id, t.name, &path, source, size, mode, &user, cancel,
+        )
+        .await;
     }
     if !ctx.needs_exec(&path) {
         match archive::stat(t.engine, t.id, &path).await? {
             Stat::Dir => return Err(Error::invalid("path", format!("`{path}` is a directory"))),
-            Stat::Symlink(target) if target.starts_with('/') => path = target,
+            Stat::Symlink(target) => {
+                if let Some(resolved) = resolve_link(&path, &target) {
+                    path = resolved;
+                }
+            }
             _ => {}
         }
     }
     if !ctx.needs_exec(&path) {
         let dirs = missing_parents(t, &path).await?;
-        let size = match &data {
-            Data::Bytes(b) => b.len() as u64,
-            Data::Spool(s) => s.len(),
-        };
         let owner = Owner {
             uid: ctx.uid,
             gid: ctx.gid,
         };
-        let prefix = archive::tar_prefix(&dirs, &path, size, mode, owner)?;
+        let temp = ctx
+            .shell
+            .then(|| as_user::temp_path(&path, &as_user::temp_name()));
+        let upload_path = temp.clone().unwrap_or_else(|| path.clone());
+        let file_mode = mode.unwrap_or(DEFAULT_FILE_MODE);
+        let prefix = archive::tar_prefix(&dirs, &upload_path, size, file_mode, owner)?;
+        let drop_temp = || {
+            if let Some(tp) = &temp {
+                as_user::cleanup(t.engine, t.id, t.name, tp.clone(), Some("0"));
+            }
+        };
         let upload = match &mut data {
             Data::Bytes(b) => {
                 let chunks: Vec<std::io::Result<Bytes>> = (0..b.len())
@@ -242,25 +348,40 @@ pub(crate) async fn write(
                     .collect();
                 let body = stream::iter(chunks);
                 tokio::select! {
-                    r = archive::upload(t.engine, t.id, prefix, size, body) => r?,
-                    _ = cancel.cancelled() => return Err(Error::aborted("writeFile")),
+                    r = archive::upload(t.engine, t.id, prefix, size, body) => match r {
+                        Ok(answer) => answer,
+                        Err(e) => { drop_temp(); return Err(e) }
+                    },
+                    _ = cancel.cancelled() => { drop_temp(); return Err(Error::aborted("writeFile")) }
                 }
             }
             Data::Spool(s) => {
                 let body = ReaderStream::new(s.reader().await?);
                 tokio::select! {
-                    r = archive::upload(t.engine, t.id, prefix, size, body) => r?,
-                    _ = cancel.cancelled() => return Err(Error::aborted("writeFile")),
+                    r = archive::upload(t.engine, t.id, prefix, size, body) => match r {
+                        Ok(answer) => answer,
+                        Err(e) => { drop_temp(); return Err(e) }
+                    },
+                    _ = cancel.cancelled() => { drop_temp(); return Err(Error::aborted("writeFile")) }
                 }
             }
         };
         match upload {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                return match &temp {
+                    Some(tp) => {
+                        fallback::rename(t.engine, t.id, t.name, tp, &path, mode.is_none()).await
+                    }
+                    None => Ok(()),
+                }
+            }
             Err(e) if status(&e) == Some(404) => {
+                drop_temp();
                 container_or_gone(t).await?;
                 return Err(t.engine.error("write file", e));
             }
             Err(e) if status(&e).is_some() => {
+                drop_temp();
                 // A refusal: fall back only when the root filesystem is read-only.
                 let c = container::inspect(t.engine, t.id)
                     .await?
@@ -274,25 +395,18 @@ pub(crate) async fn write(
                     return Err(t.engine.error("write file", e));
                 }
             }
-            Err(e) => return Err(t.engine.error("write file", e)),
+            Err(e) => {
+                drop_temp();
+                return Err(t.engine.error("write file", e));
+            }
         }
     }
     let source = match data {
         Data::Bytes(b) => Source::Bytes(b),
         Data::Spool(mut s) => Source::File(s.reader().await?),
     };
-    fallback::write(
-        t.engine,
-        t.id,
-        t.name,
-        &path,
-        source,
-        ctx.uid,
-        ctx.gid,
-        mode,
-        cancel.clone(),
-    )
-    .await
+    let owner = format!("{}:{}", ctx.uid, ctx.gid);
+    fallback::write(t, &path, source, size, &owner, mode, cancel).await
 }
 
 /// The missing ancestors of `path`, outermost first; stops at the first that exists.
@@ -322,14 +436,36 @@ mod tests {
 
     #[test]
     fn paths_are_checked_and_normalised() {
-        assert_eq!(normalize_path("p", "/tmp//a b/ü/").unwrap(), "/tmp/a b/ü");
-        for bad in ["tmp/x", "/", "/a/../b", "/a/./b", "/a\0b", ""] {
+        assert_eq!(normalize_path("p", "/tmp//a b/ü").unwrap(), "/tmp/a b/ü");
+        for bad in [
+            "tmp/x",
+            "/",
+            "/a/../b",
+            "/a/./b",
+            "/a\0b",
+            "",
+            "/work/newdir/",
+            "/etc/passwd//",
+        ] {
             assert_eq!(
                 normalize_path("p", bad).unwrap_err().code(),
                 "E_INVALID_ARGUMENT",
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn special_mode_bits_need_root_or_engine_access() {
+        assert!(check_mode(None, 1000, FileAccess::User).is_ok());
+        assert!(check_mode(Some(0o755), 1000, FileAccess::User).is_ok());
+        for bits in [0o4755, 0o2755, 0o1777] {
+            let e = check_mode(Some(bits), 1000, FileAccess::User).unwrap_err();
+            assert_eq!(e.code(), "E_INVALID_ARGUMENT", "{bits:o}");
+            assert!(check_mode(Some(bits), 0, FileAccess::User).is_ok());
+            assert!(check_mode(Some(bits), 1000, FileAccess::Engine).is_ok());
+        }
+        assert!(check_mode(Some(0o10000), 0, FileAccess::Engine).is_err());
     }
 
     #[test]

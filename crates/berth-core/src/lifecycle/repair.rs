@@ -4,10 +4,17 @@
 //! (`state-paused`), and for `writable-missing` / `writable-denied` two execs: `id -u`/`id -g`
 //! as the session's user, then, as root, `mkdir -p`, `chown <uid>:<gid>` and `chmod u+rwx` of
 //! the path (passed as an argument, never part of a shell string). Hard findings are left.
+//!
+//! When that root exec cannot `chown` (Docker starts an exec as user 0 without capabilities in
+//! a container with `no-new-privileges` and a non-root user), the engine does it instead: a
+//! root exec `mkdir -p`s the path and reads its mode (neither needs a capability under
+//! root-owned parents), then `PUT /containers/{id}/archive` of one directory entry with the
+//! user as owner and the mode plus `u+rwx` (the engine applies both to the existing directory).
 
 use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::{Facts, Inspected};
+use crate::files::archive::{self, Owner};
 use crate::lifecycle::verify::run;
 use crate::model::errors::Result;
 use crate::model::findings::{code, Finding};
@@ -15,6 +22,8 @@ use crate::model::verification::Expect;
 
 /// Gives the path `$1` to `$2` (`uid:gid`) with `u+rwx`, creating it when missing.
 const FIX_WRITABLE: &str = r#"mkdir -p -- "$1" && chown -- "$2" "$1" && chmod u+rwx -- "$1""#;
+/// Creates the directory `$1` (and its parents) and prints its mode in octal.
+const MAKE_AND_STAT: &str = r#"mkdir -p -- "$1" && stat -c %a -- "$1""#;
 
 /// Repairs the repairable `findings` of container `c`. A repair that fails is not an error:
 /// the next check reports the finding again. Errors (engine unreachable and the like):
@@ -74,7 +83,35 @@ pub(crate) async fn repair(
     for path in writable {
         let argv = ["sh", "-c", FIX_WRITABLE, "berth-repair", path, &owner];
         // A failure shows in the check that follows.
-        let _ = run(engine, &f, &argv, Some("0")).await;
+        if !matches!(run(engine, &f, &argv, Some("0")).await, Ok((0, _))) {
+            let _ = give_by_archive(engine, &f, path, uid.trim(), gid.trim()).await;
+        }
     }
     Ok(())
+}
+
+/// Creates `path` as root and gives it to `uid:gid` with `u+rwx` through the archive API (see
+/// the module docs). Best effort: `Ok(false)` when a step did not work.
+async fn give_by_archive(
+    engine: &Engine,
+    f: &Facts,
+    path: &str,
+    uid: &str,
+    gid: &str,
+) -> Result<bool> {
+    let (Ok(uid), Ok(gid)) = (uid.parse::<u64>(), gid.parse::<u64>()) else {
+        return Ok(false);
+    };
+    let argv = ["sh", "-c", MAKE_AND_STAT, "berth-repair", path];
+    let (0, mode) = run(engine, f, &argv, Some("0")).await? else {
+        return Ok(false);
+    };
+    let Ok(mode) = u32::from_str_radix(mode.trim(), 8) else {
+        return Ok(false);
+    };
+    let header = archive::dir_header(path, (mode & 0o7777) | 0o700, Owner { uid, gid })?;
+    let empty = futures_util::stream::empty::<std::io::Result<bytes::Bytes>>();
+    Ok(archive::upload(engine, &f.id, header, 0, empty)
+        .await
+        .is_ok())
 }

@@ -195,6 +195,17 @@ pub enum Error {
         /// Error output so far, for an aborted exec.
         stderr: Vec<u8>,
     },
+    /// `E_PERMISSION_DENIED`: the session's user may not do this file operation (permission on
+    /// the file or on a directory on the way), as the kernel decides for that user.
+    #[error("permission denied: user {user} may not {operation} `{path}`")]
+    PermissionDenied {
+        /// What was refused (`read`, `write`).
+        operation: String,
+        /// The path, as normalised.
+        path: String,
+        /// The user checked, as `uid:gid`.
+        user: String,
+    },
     /// `E_ENGINE`: any other engine failure.
     #[error("engine error during {operation}{}: {message}", .status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
     Engine {
@@ -236,6 +247,7 @@ impl Error {
             Error::SetupFailed { .. } | Error::NotRunning { .. } => "E_SETUP_FAILED",
             Error::ExecTimeout { .. } => "E_EXEC_TIMEOUT",
             Error::Aborted { .. } => "E_ABORTED",
+            Error::PermissionDenied { .. } => "E_PERMISSION_DENIED",
             Error::Engine { .. } => "E_ENGINE",
             Error::WithCleanup { first, .. } => first.code(),
         }
@@ -458,6 +470,15 @@ impl Error {
                 d.insert("operation".into(), json!(operation));
                 d.insert("stdout".into(), json!(base64(stdout)));
                 d.insert("stderr".into(), json!(base64(stderr)));
+            }
+            Error::PermissionDenied {
+                operation,
+                path,
+                user,
+            } => {
+                d.insert("operation".into(), json!(operation));
+                d.insert("path".into(), json!(path));
+                d.insert("user".into(), json!(user));
             }
             Error::Engine {
                 operation,

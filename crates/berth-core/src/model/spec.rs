@@ -49,6 +49,9 @@ pub struct Security {
     pub read_only_root_filesystem: bool,
     /// Network mode (`bridge`, `none`, `host`, a network name).
     pub network_mode: Option<String>,
+    /// Allow bind mounts that hand the sandbox the host (`/`, the engine socket, `/proc`,
+    /// `/sys`, `/dev`, their parents): see `engine::host_escape` in this crate.
+    pub allow_host_escape: bool,
 }
 
 /// Everything `createSession` creates a container from.
@@ -135,6 +138,12 @@ impl CreateSpec {
         }
         if let Some(w) = &self.work_dir {
             validate_container_path("workDir", w)?;
+            if w.split('/').any(|p| p == "..") {
+                return Err(Error::invalid(
+                    "workDir",
+                    "must not contain `..` components",
+                ));
+            }
         }
         for (i, p) in self.ports.iter().enumerate() {
             if *p == 0 {
@@ -231,6 +240,12 @@ impl CreateSpec {
                     "must be a non-empty network mode",
                 ));
             }
+            if n == "host" && !self.ports.is_empty() {
+                return Err(Error::invalid(
+                    "ports",
+                    "cannot be published with networkMode 'host' (the container uses the host's ports directly)",
+                ));
+            }
         }
         Ok(())
     }
@@ -261,8 +276,14 @@ pub(crate) fn validate_session_id(units: &[u16]) -> Result<String> {
     Ok(s)
 }
 
-/// Prefixes: at most 64 UTF-16 code units, well-formed, no control characters.
+/// Prefixes: 1 to 64 UTF-16 code units, well-formed, no control characters.
 pub(crate) fn validate_prefix(units: &[u16]) -> Result<String> {
+    if units.is_empty() {
+        return Err(Error::invalid(
+            "prefix",
+            "must not be empty (leave it out for the default `berth`)",
+        ));
+    }
     if units.len() > 64 {
         return Err(Error::invalid(
             "prefix",

@@ -131,7 +131,12 @@ impl Channel {
         proto::status(&line).ok_or_else(|| broken(format!("unexpected channel reply `{line}`")))
     }
 
-    async fn write_inner(&mut self, path: &str, mode: u32, data: &[u8]) -> Result<Outcome<()>> {
+    async fn write_inner(
+        &mut self,
+        path: &str,
+        mode: Option<u32>,
+        data: &[u8],
+    ) -> Result<Outcome<()>> {
         self.send(&proto::write_request(path, mode, data)).await?;
         Ok(match self.status().await? {
             Status::Ok => Outcome::Done(()),
@@ -170,12 +175,13 @@ impl Channel {
     }
 
     /// Writes `data` (at most [`proto::MAX_WRITE_BYTES`]) to the normalised `path` with
-    /// `mode`, creating missing parents. An `Err` means the channel is unusable now: drop it.
+    /// `mode` (`None`: an existing file's, 0644 for a new one), creating missing parents;
+    /// atomic (a temporary name in the same directory, renamed over `path`). An `Err` means the channel is unusable now: drop it.
     /// Errors: `E_ABORTED` (`cancel` fired), `E_ENGINE` (timeout, broken channel).
     pub async fn write(
         &mut self,
         path: &str,
-        mode: u32,
+        mode: Option<u32>,
         data: &[u8],
         cancel: &CancellationToken,
     ) -> Result<Outcome<()>> {

@@ -24,8 +24,13 @@ pub(crate) const MAX_READ_BYTES: u64 = 1024 * 1024;
 /// base64 lines and `.`, or `absent` (and the parent directory is searchable by the user),
 /// `isdir`, `big` (over the limit) or `fail` (not a regular file, unreadable, a dangling
 /// link, a parent the user may not search). Parents are created with `mkdir -p` under
-/// umask 022 (0755, existing ones untouched); the mode is set with `chmod`.
+/// umask 022 (0755, existing ones untouched). A write goes to `.berth-tmp-<pid>-<n>` beside
+/// the file, gets its mode with `chmod` (`-`: the existing file's, from `stat`, or 0644) and is
+/// renamed over the file; an existing file the user does not own (or whose group is not the
+/// user's), a symbolic link, or a directory the user may not write is `fail` (the caller's
+/// other path keeps owner and group).
 pub(crate) const SCRIPT: &str = r#"umask 022
+k=0
 command -v base64 >/dev/null 2>&1 || exit 3
 echo "berth-channel 1"
 while IFS= read -r op; do
@@ -35,12 +40,18 @@ while IFS= read -r op; do
     IFS= read -r m || exit 0
     IFS= read -r d || exit 0
     if [ -d "$p" ]; then echo isdir; continue; fi
-    q=${p%/*}
-    if { [ -z "$q" ] || [ -d "$q" ] || mkdir -p "$q"; } 2>/dev/null &&
-       printf '%s' "$d" | base64 -d > "$p" 2>/dev/null && chmod "$m" "$p" 2>/dev/null; then
+    q=${p%/*}; t=${q:-}/.berth-tmp-$$-$k; k=$((k+1)); g=ok
+    if [ -e "$p" ] || [ -L "$p" ]; then
+      # Keep owner and group: only a regular file the user owns, in a directory it may write.
+      if [ -L "$p" ] || [ ! -f "$p" ] || [ ! -O "$p" ] || [ ! -G "$p" ] || [ ! -w "${q:-/}" ]; then g=no
+      elif [ "$m" = - ]; then m=$(stat -c %a "$p" 2>/dev/null) || g=no; fi
+    elif [ "$m" = - ]; then m=644; fi
+    if [ $g = ok ] && { [ -z "$q" ] || [ -d "$q" ] || mkdir -p "$q"; } 2>/dev/null &&
+       printf '%s' "$d" | base64 -d > "$t" 2>/dev/null && chmod "$m" "$t" 2>/dev/null &&
+       mv -f "$t" "$p" 2>/dev/null; then
       echo ok
     else
-      echo fail
+      rm -f "$t" 2>/dev/null; echo fail
     fi
     ;;
   r)
@@ -69,10 +80,12 @@ pub(crate) fn path_fits(path: &str) -> bool {
     !path.contains(['\n', '\r'])
 }
 
-/// The request bytes that write `data` to `path` with `mode`.
-pub(crate) fn write_request(path: &str, mode: u32, data: &[u8]) -> Vec<u8> {
+/// The request bytes that write `data` to `path` with `mode` (`-` on the line when `None`:
+/// keep an existing file's).
+pub(crate) fn write_request(path: &str, mode: Option<u32>, data: &[u8]) -> Vec<u8> {
     let b64 = base64::engine::general_purpose::STANDARD.encode(data);
-    format!("w\n{path}\n{mode:o}\n{b64}\n").into_bytes()
+    let mode = mode.map(|m| format!("{m:o}")).unwrap_or_else(|| "-".into());
+    format!("w\n{path}\n{mode}\n{b64}\n").into_bytes()
 }
 
 /// The request bytes that read `path` when it has at most `max_bytes`.
@@ -125,8 +138,10 @@ mod tests {
 
     #[test]
     fn requests_are_lines_with_base64_data() {
-        let r = write_request("/a b/ü.txt", 0o640, b"\x00\n\xff");
+        let r = write_request("/a b/ü.txt", Some(0o640), b"\x00\n\xff");
         assert_eq!(String::from_utf8(r).unwrap(), "w\n/a b/ü.txt\n640\nAAr/\n");
+        let r = write_request("/x", None, b"");
+        assert_eq!(String::from_utf8(r).unwrap(), "w\n/x\n-\n\n");
         let r = read_request("/x", 42);
         assert_eq!(String::from_utf8(r).unwrap(), "r\n/x\n42\n");
     }

@@ -41,6 +41,15 @@ impl ChannelSlot {
         slot
     }
 
+    /// Closes the channel if it is open (its exec ends with its stdin); the next request opens
+    /// it again. No engine call.
+    pub async fn close(&self) {
+        let mut slot = self.0.lock().await;
+        if matches!(*slot, Slot::Open(_)) {
+            *slot = Slot::Closed;
+        }
+    }
+
     /// A failed request leaves the channel in an unknown state: drop it (its exec ends with
     /// its stdin). An abort is returned; anything else sends the caller to the archive path.
     fn failed<T>(slot: &mut Slot, e: Error, cancel: &CancellationToken) -> Result<Outcome<T>> {
@@ -59,7 +68,7 @@ impl ChannelSlot {
         engine: &Engine,
         id: &str,
         path: &str,
-        mode: u32,
+        mode: Option<u32>,
         data: &[u8],
         cancel: &CancellationToken,
     ) -> Result<Outcome<()>> {

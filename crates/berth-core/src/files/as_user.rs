@@ -1,0 +1,299 @@
+//! As the user: file reads and writes run by an exec of `sh` as the session's user (the
+//! container's `User`, with its supplementary groups), so the kernel decides what is allowed:
+//! permission on the file and on every directory on the way, exactly as for `exec`.
+//!
+//! A read is `sh -c <READ_SCRIPT> berth-file <path>`: it tells absent / directory / denied /
+//! special apart by its exit code, else `exec cat`s the file to stdout. A write is
+//! `sh -c <WRITE_SCRIPT> berth-file <path> <temp> <size> <mode|->` with the data on stdin: the
+//! data goes to the temporary name `<temp>` in the target's directory, its size is checked,
+//! and it is renamed over the target (atomic: an abort or failure leaves the old file or the
+//! new one, never a mix; the temporary file is removed on any failure, and again by name by
+//! berth after an abort). An existing file keeps its owner and mode unless a mode is given.
+//! Where a rename would change what the user may not change (a file the user does not own or
+//! whose group is not the user's, a directory the user may not write, a symbolic link), the
+//! complete data is staged in `mktemp` and then copied over the file in place.
+//!
+//! Engine calls: those of [`crate::exec::stream`]. Needs `sh`, `cat`, `wc`, `mv`, `chmod`,
+//! `stat` (to keep a mode), `mktemp` (in-place case).
+
+use bytes::Bytes;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::connection::Engine;
+use crate::exec::stream::{self, ExecProcess, Stdin, Which};
+use crate::exec::{self, ExecOptions};
+use crate::model::errors::{Error, Result};
+
+/// Exit codes the scripts use for their answers.
+const ABSENT: i64 = 10;
+const IS_DIR: i64 = 11;
+const DENIED: i64 = 12;
+const NOT_DIR: i64 = 13;
+const SPECIAL: i64 = 14;
+const SHORT: i64 = 15;
+
+/// Checks `$1` as the user, then `exec cat`s it.
+pub(crate) const READ_SCRIPT: &str = r#"p=$1
+if [ -d "$p" ]; then exit 11; fi
+if [ ! -e "$p" ]; then
+  q=${p%/*}; if [ -x "${q:-/}" ]; then exit 10; else exit 12; fi
+fi
+[ -f "$p" ] || exit 14
+[ -r "$p" ] || exit 12
+exec cat -- "$p""#;
+
+/// Writes stdin to `$1` through `$2` (a name in the same directory), `$3` bytes, mode `$4`
+/// (`-`: keep an existing file's, 0644 for a new one). See the module docs.
+pub(crate) const WRITE_SCRIPT: &str = r#"p=$1; n=$3; m=$4; k=$4
+d=${p%/*}; d=${d:-/}; t=$d/$2; s=
+trap 'rm -f "$t" ${s:+"$s"}' EXIT; trap 'exit 1' HUP INT TERM PIPE
+if [ -d "$p" ]; then exit 11; fi
+a=$d; set --
+while [ ! -e "$a" ] && [ ! -L "$a" ]; do set -- "$a" "$@"; a=${a%/*}; a=${a:-/}; done
+[ -d "$a" ] || exit 13
+if [ $# -gt 0 ]; then
+  [ -w "$a" ] && [ -x "$a" ] || exit 12
+  for x; do mkdir -m 755 "$x" 2>/dev/null || exit 12; done
+fi
+i=0
+if [ -e "$p" ] || [ -L "$p" ]; then
+  [ -f "$p" ] || exit 14
+  [ -w "$p" ] || exit 12
+  [ "$k" = - ] || [ -O "$p" ] || exit 12
+  if [ "$m" = - ]; then m=$(stat -L -c %a "$p") || exit 1; fi
+  if [ -L "$p" ] || [ ! -O "$p" ] || [ ! -G "$p" ] || [ ! -w "$d" ]; then i=1; fi
+else
+  [ -w "$d" ] && [ -x "$d" ] || exit 12
+  [ "$m" != - ] || m=644
+fi
+if [ $i = 1 ]; then s=$(mktemp) || exit 1; w=$s; else w=$t; fi
+(umask 077; cat > "$w") || exit 1
+z=$(wc -c < "$w") || exit 1
+[ $z -eq $n ] || exit 15
+if [ $i = 1 ]; then
+  cat -- "$w" > "$p" || exit 1
+  [ "$k" = - ] || chmod "$m" "$p" || exit 12
+else
+  chmod "$m" "$w" && mv -f "$w" "$p" || exit 1
+fi"#;
+
+/// Removes a temporary file by name (twice, a second apart: the engine may still be
+/// finishing the aborted write).
+const CLEANUP_SCRIPT: &str = r#"rm -f -- "$1"; sleep 1; rm -f -- "$1""#;
+
+fn argv(script: &str, args: &[&str]) -> Vec<String> {
+    let mut v = vec![
+        "sh".to_string(),
+        "-c".into(),
+        script.into(),
+        "berth-file".into(),
+    ];
+    v.extend(args.iter().map(|a| a.to_string()));
+    v
+}
+
+/// The temporary name a write uses in the target's directory: `.berth-tmp-<16 hex>`.
+pub(crate) fn temp_name() -> String {
+    format!(".berth-tmp-{}", hex::encode(rand::random::<[u8; 8]>()))
+}
+
+/// The temporary path for `path` (same directory) with name `name`.
+pub(crate) fn temp_path(path: &str, name: &str) -> String {
+    match path.rfind('/') {
+        Some(0) | None => format!("/{name}"),
+        Some(i) => format!("{}/{name}", &path[..i]),
+    }
+}
+
+fn denied(operation: &str, path: &str, user: &str) -> Error {
+    Error::PermissionDenied {
+        operation: operation.into(),
+        path: path.into(),
+        user: user.into(),
+    }
+}
+
+fn failed(what: &str, path: &str, code: i64, stderr: &[u8]) -> Error {
+    Error::Engine {
+        operation: what.into(),
+        status: None,
+        message: format!(
+            "{what} `{path}` through `sh` exited with {code}: {}",
+            String::from_utf8_lossy(stderr).trim()
+        ),
+    }
+}
+
+/// A read started as the user: the first chunk (already received) and the process.
+pub(crate) struct UserRead {
+    /// The first stdout chunk.
+    pub first: Option<Bytes>,
+    /// The `cat`, still running.
+    pub process: ExecProcess,
+}
+
+/// Starts a read of `path` as the session's user. `Ok(None)` when nothing is there.
+/// Errors: `E_PERMISSION_DENIED`, `E_INVALID_ARGUMENT` (a directory, a special file),
+/// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn open(
+    engine: &Engine,
+    id: &str,
+    name: &str,
+    path: &str,
+    user: &str,
+) -> Result<Option<UserRead>> {
+    let p = stream::spawn(
+        engine,
+        id,
+        name,
+        &argv(READ_SCRIPT, &[path]),
+        &ExecOptions::default(),
+        Stdin::None,
+        CancellationToken::new(),
+    )
+    .await?;
+    if let Some(first) = p.next(Which::Stdout).await? {
+        return Ok(Some(UserRead {
+            first: Some(first),
+            process: p,
+        }));
+    }
+    let stderr = drain(&p).await;
+    match p.wait().await? {
+        0 => Ok(Some(UserRead {
+            first: None,
+            process: p,
+        })),
+        ABSENT => Ok(None),
+        IS_DIR => Err(Error::invalid("path", format!("`{path}` is a directory"))),
+        SPECIAL => Err(Error::invalid(
+            "path",
+            format!("`{path}` is not a regular file"),
+        )),
+        DENIED => Err(denied("read", path, user)),
+        code => Err(failed("read file", path, code, &stderr)),
+    }
+}
+
+async fn drain(p: &ExecProcess) -> Vec<u8> {
+    let mut tail = Vec::new();
+    while let Ok(Some(chunk)) = p.next(Which::Stderr).await {
+        tail.extend_from_slice(&chunk);
+        if tail.len() > 4096 {
+            tail.drain(..tail.len() - 4096);
+        }
+    }
+    tail
+}
+
+/// Where a write's data comes from.
+pub(crate) enum Source {
+    /// Bytes in memory.
+    Bytes(Bytes),
+    /// A spooled file, from its start.
+    File(tokio::fs::File),
+}
+
+/// Writes `size` bytes from `data` to `path` as the session's user (see the module docs);
+/// `mode` `None` keeps an existing file's mode. `cancel` aborts it (`E_ABORTED`; the temporary
+/// file is removed by name). Errors: `E_PERMISSION_DENIED`, `E_INVALID_ARGUMENT` (a directory
+/// at `path`, a parent that is not a directory, a special file), `E_ABORTED`, `E_ENGINE`,
+/// `E_ENGINE_UNAVAILABLE`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn write(
+    engine: &Engine,
+    id: &str,
+    name: &str,
+    path: &str,
+    data: Source,
+    size: u64,
+    mode: Option<u32>,
+    user: &str,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let temp = temp_name();
+    let mode_arg = mode.map(|m| format!("{m:o}")).unwrap_or_else(|| "-".into());
+    let stdin = match data {
+        Source::Bytes(b) => Stdin::Bytes(b),
+        Source::File(f) => Stdin::File(f),
+    };
+    let result = async {
+        let p = stream::spawn(
+            engine,
+            id,
+            name,
+            &argv(WRITE_SCRIPT, &[path, &temp, &size.to_string(), &mode_arg]),
+            &ExecOptions::default(),
+            stdin,
+            cancel.clone(),
+        )
+        .await?;
+        p.close(Which::Stdout).await;
+        let stderr = drain(&p).await;
+        let code = p.wait().await?;
+        Ok::<_, Error>((code, stderr))
+    }
+    .await;
+    let (code, stderr) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            cleanup(engine, id, name, temp_path(path, &temp), None);
+            return Err(e);
+        }
+    };
+    match code {
+        0 => Ok(()),
+        IS_DIR => Err(Error::invalid("path", format!("`{path}` is a directory"))),
+        NOT_DIR => Err(Error::invalid(
+            "path",
+            format!("a parent of `{path}` is not a directory"),
+        )),
+        SPECIAL => Err(Error::invalid(
+            "path",
+            format!("`{path}` is not a regular file"),
+        )),
+        DENIED => Err(denied("write", path, user)),
+        SHORT if cancel.is_cancelled() => Err(Error::aborted("writeFile")),
+        code => Err(failed("write file", path, code, &stderr)),
+    }
+}
+
+/// Removes the temporary file `temp` in the background, as `user` (`None`: the container's,
+/// who made it on the as-the-user path; `Some("0")` after the root paths), so that the
+/// removal needs no capability (a failed or aborted write settles at once; the removal
+/// follows within about a second).
+pub(crate) fn cleanup(engine: &Engine, id: &str, name: &str, temp: String, user: Option<&str>) {
+    // Runs after the caller's abort or failure: bounded by per-request timeouts only.
+    let (engine, id, name) = (engine.detached(), id.to_string(), name.to_string());
+    let user = user.map(str::to_string);
+    tokio::spawn(async move {
+        let opts = ExecOptions {
+            user,
+            timeout_ms: Some(30_000),
+            ..Default::default()
+        };
+        let _ = exec::exec(
+            &engine,
+            &id,
+            &name,
+            &argv(CLEANUP_SCRIPT, &[&temp]),
+            &opts,
+            &CancellationToken::new(),
+        )
+        .await;
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_files_sit_beside_their_target() {
+        let n = temp_name();
+        assert!(n.starts_with(".berth-tmp-") && n.len() == 11 + 16, "{n}");
+        assert_eq!(temp_path("/work/a.txt", &n), format!("/work/{n}"));
+        assert_eq!(temp_path("/a.txt", &n), format!("/{n}"));
+        assert_ne!(temp_name(), temp_name());
+    }
+}
