@@ -17,6 +17,7 @@ pub mod channel;
 pub mod context;
 pub mod fallback;
 pub mod spool;
+pub mod upload;
 pub mod writer;
 
 use bytes::Bytes;
@@ -347,23 +348,20 @@ pub(crate) async fn write(
                     .map(|i| Ok(b.slice(i..(i + MEMORY_CHUNK_BYTES).min(b.len()))))
                     .collect();
                 let body = stream::iter(chunks);
-                tokio::select! {
-                    r = archive::upload(t.engine, t.id, prefix, size, body) => match r {
-                        Ok(answer) => answer,
-                        Err(e) => { drop_temp(); return Err(e) }
-                    },
-                    _ = cancel.cancelled() => { drop_temp(); return Err(Error::aborted("writeFile")) }
-                }
+                upload::upload(t, prefix, size, body, temp.clone()).await
             }
             Data::Spool(s) => {
                 let body = ReaderStream::new(s.reader().await?);
-                tokio::select! {
-                    r = archive::upload(t.engine, t.id, prefix, size, body) => match r {
-                        Ok(answer) => answer,
-                        Err(e) => { drop_temp(); return Err(e) }
-                    },
-                    _ = cancel.cancelled() => { drop_temp(); return Err(Error::aborted("writeFile")) }
-                }
+                upload::upload(t, prefix, size, body, temp.clone()).await
+            }
+        };
+        // The caller's abort or deadline: the upload task removes the temporary file once the
+        // engine answered; this removal covers an answer that arrived just as the call ended.
+        let upload = match upload {
+            Ok(answer) => answer,
+            Err(e) => {
+                drop_temp();
+                return Err(e);
             }
         };
         match upload {
