@@ -11,6 +11,7 @@ use crate::engine::connection::Engine;
 use crate::engine::networks::{self, NetworkPolicy};
 use crate::engine::ports;
 use crate::engine::templates;
+use crate::exec::channel::CommandChannels;
 use crate::exec::stream::{self, ExecProcess, Stdin};
 use crate::exec::{self, ExecOptions, ExecOutput};
 use crate::files::channel::slot::ChannelSlot;
@@ -119,6 +120,8 @@ pub struct Session {
     fs: OnceCell<FsContext>,
     /// The file channel, opened on the first small read or write.
     channel: ChannelSlot,
+    /// The command channels, opened on the first exec or spawn ([`crate::exec::channel`]).
+    commands: CommandChannels,
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
@@ -168,6 +171,7 @@ impl Session {
             })),
             fs: OnceCell::new(),
             channel: ChannelSlot::default(),
+            commands: CommandChannels::default(),
         }
     }
 
@@ -415,9 +419,18 @@ impl Session {
         opts: &ExecOptions,
         cancel: &CancellationToken,
     ) -> Result<ExecOutput> {
-        exec::exec(&self.engine, &self.id, &self.name, argv, opts, cancel)
-            .await
-            .map_err(|e| self.gone_is_not_found(e))
+        let channels = Some(&self.commands);
+        exec::exec_via(
+            &self.engine,
+            &self.id,
+            &self.name,
+            argv,
+            opts,
+            cancel,
+            channels,
+        )
+        .await
+        .map_err(|e| self.gone_is_not_found(e))
     }
 
     /// An engine 404 on this handle's container id means the session's container is gone:
@@ -478,7 +491,8 @@ impl Session {
             Some(b) => Stdin::Bytes(b.clone().into()),
             None => Stdin::None,
         };
-        stream::spawn(
+        let channels = Some(&self.commands);
+        stream::spawn_via(
             &self.engine,
             &self.id,
             &self.name,
@@ -486,6 +500,7 @@ impl Session {
             opts,
             stdin,
             cancel,
+            channels,
         )
         .await
         .map_err(|e| self.gone_is_not_found(e))
