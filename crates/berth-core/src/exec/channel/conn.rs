@@ -23,6 +23,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::engine::connection::Engine;
 use crate::exec::channel::output::{CommandOutput, Item};
@@ -106,8 +107,17 @@ impl Channel {
         }
         let (writer, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let mut input = launched.input;
+        // Ended by the reader when the helper's stream ends, so the connection is closed then
+        // (not held open by a handle that is still referenced).
+        let ended = CancellationToken::new();
+        let stop = ended.clone();
         tokio::spawn(async move {
-            while let Some(bytes) = rx.recv().await {
+            loop {
+                let bytes = tokio::select! {
+                    bytes = rx.recv() => bytes,
+                    _ = stop.cancelled() => None,
+                };
+                let Some(bytes) = bytes else { break };
                 if input.write_all(&bytes).await.is_err() || input.flush().await.is_err() {
                     break;
                 }
@@ -122,6 +132,7 @@ impl Channel {
             engine: engine.clone(),
             container: id.to_string(),
             marker: launched.marker,
+            ended,
         };
         tokio::spawn(reader.run(output, buf));
         Ok(Channel {
@@ -198,6 +209,7 @@ struct Reader {
     engine: Engine,
     container: String,
     marker: String,
+    ended: CancellationToken,
 }
 
 impl Reader {
@@ -214,6 +226,7 @@ impl Reader {
             }
         };
         self.alive.store(false, Ordering::Release);
+        self.ended.cancel();
         drop(output);
         let lost: Vec<Pending> = match self.pending.lock() {
             Ok(mut p) => p.drain().map(|(_, v)| v).collect(),
