@@ -5,6 +5,9 @@
 // runs, stdin read and never read (on Podman too), timeouts and aborts with the tree kill,
 // back-pressure, users, and the per-command fallbacks to the engine exec.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createDockerSandboxProvider } from '../harness.mjs';
 import { AbortedError, createSession, EngineError, ExecTimeoutError, type Session } from '../index.mjs';
@@ -225,19 +228,32 @@ describe.skipIf(!engineAvailable())('command channel', () => {
     expect(viaChannel[0]).toMatchObject({ exitCode: onPodman() ? 127 : 126 });
   });
 
-  test('a container the helper cannot be copied into (read-only root): every command takes the engine path', async ({ sessionId, track }) => {
-    const ro = track(
-      await createSession({ sessionId, image: TEST_IMAGE, labels: testLabels(), socketPath: proxy.socketPath, readOnlyRootFilesystem: true }),
-    );
-    const { value, requests } = await proxy.during(async () => [
-      await ro.exec(['sh', '-c', 'echo a; exit 2']),
-      await ro.exec(['cat'], { stdin: 'b' }),
-    ]);
-    expect(value.map((v) => [v.exitCode, v.stdout.toString()])).toEqual([
-      [2, 'a\n'],
-      [0, 'b'],
-    ]);
-    expect(execCreates(requests)).toBeGreaterThanOrEqual(2);
+  test('a container the helper cannot be copied into (a read-only /run/berth): every command takes the engine path', async ({ sessionId, track }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-ro-run-'));
+    try {
+      const ro = track(
+        await createSession({
+          sessionId,
+          image: TEST_IMAGE,
+          labels: testLabels(),
+          socketPath: proxy.socketPath,
+          mounts: [{ source: dir, target: '/run/berth', readOnly: true }],
+        }),
+      );
+      const { value, requests } = await proxy.during(async () => [
+        await ro.exec(['sh', '-c', 'echo a; exit 2']),
+        await ro.exec(['cat'], { stdin: 'b' }),
+        await ro.exec(['sh', '-c', 'echo c >&2']),
+      ]);
+      expect(value.map((v) => [v.exitCode, v.stdout.toString(), v.stderr.toString()])).toEqual([
+        [2, 'a\n', ''],
+        [0, 'b', ''],
+        [0, '', 'c\n'],
+      ]);
+      expect(execCreates(requests)).toBe(3); // one engine exec per command, no channel
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('the harness provider runs and spawns over the channel', async ({ sessionId }) => {

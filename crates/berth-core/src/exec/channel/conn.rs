@@ -34,6 +34,8 @@ use crate::model::errors::{Error, Result};
 const HELLO_TIMEOUT_MS: u64 = 10_000;
 /// How long the helper may take to answer `STARTED` or `FALLBACK`, in milliseconds.
 const START_TIMEOUT_MS: u64 = 10_000;
+/// Most bytes of queued frames the writer gathers into one write.
+const WRITE_BATCH_BYTES: usize = 1024 * 1024;
 /// stdin bytes per `STDIN` frame.
 const STDIN_FRAME_BYTES: usize = 256 * 1024;
 
@@ -117,7 +119,14 @@ impl Channel {
                     bytes = rx.recv() => bytes,
                     _ = stop.cancelled() => None,
                 };
-                let Some(bytes) = bytes else { break };
+                let Some(mut bytes) = bytes else { break };
+                // Frames queued meanwhile go in the same write.
+                while let Ok(more) = rx.try_recv() {
+                    bytes.extend_from_slice(&more);
+                    if bytes.len() >= WRITE_BATCH_BYTES {
+                        break;
+                    }
+                }
                 if input.write_all(&bytes).await.is_err() || input.flush().await.is_err() {
                     break;
                 }
