@@ -281,7 +281,7 @@ describe.skipIf(!engineAvailable())('command channel', () => {
       const reason = new Error('the user stopped it');
       controller.abort(reason);
       await expect(proc.wait()).rejects.toBe(reason);
-      await waitForNoProcess(sandbox.berthSession.id, 'sleep 1041');
+      await waitForNoProcess(sandbox.id, 'sleep 1041');
       const early = new AbortController();
       early.abort(reason);
       await expect(sandbox.run({ command: 'true', abortSignal: early.signal })).rejects.toBe(reason);
