@@ -433,6 +433,12 @@ impl Session {
         .map_err(|e| self.gone_is_not_found(e))
     }
 
+    /// This handle's command channels ([`crate::exec::channel`]): a create's setup commands
+    /// use them too, so the channel they open serves the session's first commands.
+    pub(crate) fn commands(&self) -> &CommandChannels {
+        &self.commands
+    }
+
     /// An engine 404 on this handle's container id means the session's container is gone:
     /// `E_SESSION_NOT_FOUND`, as every sibling operation reports it.
     fn gone_is_not_found(&self, e: Error) -> Error {
