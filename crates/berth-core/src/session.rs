@@ -407,11 +407,13 @@ impl Session {
         networks::set_policy(&self.engine, &self.id, policy, || self.not_found()).await
     }
 
-    /// Runs `argv` in the container; see [`exec::exec`].
+    /// Runs `argv` in the container, over the command channel when it can (see
+    /// [`crate::exec::channel`]), else as an engine exec; see [`exec::exec`].
     ///
     /// Errors: `E_INVALID_ARGUMENT` (argv or options, before any engine call),
     /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id),
-    /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE`,
+    /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE` (operation
+    /// `command channel`: the channel's helper died while the command ran),
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn exec(
         &self,
@@ -482,11 +484,13 @@ impl Session {
         ports::host_address(&self.engine, &self.id, &self.session_id, &self.name, port).await
     }
 
-    /// Starts `argv` and streams its output; see [`stream::spawn`].
+    /// Starts `argv` and streams its output, over the command channel when it can (see
+    /// [`crate::exec::channel`]); see [`stream::spawn`].
     ///
     /// Errors: `E_INVALID_ARGUMENT` (before any engine call), `E_SESSION_NOT_FOUND` (the
     /// container is gone), `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`. A timeout is the
-    /// process's: its `wait` rejects with `E_EXEC_TIMEOUT`.
+    /// process's: its `wait` rejects with `E_EXEC_TIMEOUT`; a helper that died while it ran
+    /// makes `wait` reject with `E_ENGINE` (operation `command channel`).
     pub async fn spawn(
         &self,
         argv: &[String],
