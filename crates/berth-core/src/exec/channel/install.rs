@@ -71,12 +71,15 @@ async fn same_arch(engine: &Engine, id: &str) -> bool {
     };
     let Some(image) = c.image else { return true };
     match engine.docker.inspect_image(&image).await {
-        Ok(i) => i
-            .architecture
-            .as_deref()
-            .is_none_or(|a| a.is_empty() || a == AGENT_ARCH),
+        Ok(i) => arch_matches(i.architecture.as_deref(), AGENT_ARCH),
         Err(_) => true,
     }
+}
+
+/// Whether an image of architecture `image` (the engine's word: `amd64`, `arm64`; unknown when
+/// `None` or empty) can run a helper built for `agent`. An unknown one is tried.
+fn arch_matches(image: Option<&str>, agent: &str) -> bool {
+    image.is_none_or(|a| a.is_empty() || a == agent)
 }
 
 /// Whether a file is at [`path`] already (`HEAD /containers/{id}/archive`).
@@ -113,4 +116,40 @@ fn archive() -> std::io::Result<Vec<u8>> {
     file.set_mtime(0);
     b.append_data(&mut file, path().trim_start_matches('/'), AGENT)?;
     b.into_inner()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_architecture_is_not_tried_an_unknown_one_is() {
+        assert!(arch_matches(Some("amd64"), "amd64"));
+        assert!(!arch_matches(Some("arm64"), "amd64"));
+        assert!(!arch_matches(Some("amd64"), ""));
+        assert!(arch_matches(Some(""), "amd64"));
+        assert!(arch_matches(None, "arm64"));
+    }
+
+    #[test]
+    fn the_archive_holds_the_helper_root_owned_and_executable() {
+        let tar = archive().unwrap();
+        let mut a = tar::Archive::new(tar.as_slice());
+        let entries: Vec<(String, u32, u64)> = a
+            .entries()
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let h = e.header();
+                (
+                    e.path().unwrap().to_string_lossy().into_owned(),
+                    h.mode().unwrap(),
+                    h.uid().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(entries[0], ("run/berth/".to_string(), 0o755, 0));
+        assert_eq!(entries[1], (path()[1..].to_string(), 0o755, 0));
+        assert!(path().starts_with("/run/berth/agent-"));
+    }
 }
