@@ -12,15 +12,15 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createDockerSandboxProvider } from '../harness.mjs';
 import { AbortedError, createSession, EngineError, ExecTimeoutError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
-import { execIn } from './helpers/engine-http.mjs';
+import { engineRequest, execIn, expectStreamOk } from './helpers/engine-http.mjs';
 import { request, startEngineProxy } from './helpers/engine-proxy.mjs';
 import { processesIn, waitForNoProcess, waitForProcess } from './helpers/engine-wait.js';
 import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
-import { testLabels, testSessionId } from './helpers/run-label.mjs';
+import { runId, testLabels, testSessionId } from './helpers/run-label.mjs';
 import { onPodman } from './helpers/test-engine.mjs';
-import { TEST_IMAGE } from './helpers/test-image.mjs';
+import { buildRootfsTar, TEST_IMAGE } from './helpers/test-image.mjs';
 
 type Proxy = Awaited<ReturnType<typeof startEngineProxy>>;
 const EXEC_CREATE = request('POST', /^\/containers\/[^/]+\/exec$/);
@@ -253,6 +253,32 @@ describe.skipIf(!engineAvailable())('command channel', () => {
       expect(execCreates(requests)).toBe(3); // one engine exec per command, no channel
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Only Podman keeps an import's `platform`: an image labelled arm64 whose files are this
+  // host's busybox (so it runs), which berth must not try its amd64 helper in.
+  test.skipIf(!onPodman())('an image of another architecture: every command takes the engine path', async ({ sessionId, track }) => {
+    const ref = `berth-test/busybox-arm64-label:${runId()}`;
+    const changes = ['ENV PATH=/bin', 'CMD ["sh"]'].map((c) => `&changes=${encodeURIComponent(c)}`).join('');
+    const imported = await engineRequest('POST', `/images/create?fromSrc=-&repo=${encodeURIComponent(ref)}&platform=linux%2Farm64${changes}`, {
+      body: await buildRootfsTar(),
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
+    expectStreamOk(imported, `import ${ref}`);
+    try {
+      expect((await engineRequest('GET', `/images/${ref}/json`)).body?.Architecture).toBe('arm64');
+      const other = track(await createSession({ sessionId, image: ref, labels: testLabels(), socketPath: proxy.socketPath }));
+      const { value, requests } = await proxy.during(async () => [await other.exec(['sh', '-c', 'echo a; exit 2']), await other.exec(['echo', 'b'])]);
+      expect(value.map((v) => [v.exitCode, v.stdout.toString()])).toEqual([
+        [2, 'a\n'],
+        [0, 'b\n'],
+      ]);
+      expect(execCreates(requests)).toBe(2); // one engine exec per command, no channel
+      expect(requests.some((r) => r.method === 'PUT' && r.path.includes('/archive'))).toBe(false);
+      await other.remove({ force: true });
+    } finally {
+      await engineRequest('DELETE', `/images/${encodeURIComponent(ref)}`);
     }
   });
 
