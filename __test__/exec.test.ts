@@ -13,6 +13,8 @@ import { testLabels, testSessionId } from './helpers/run-label.mjs';
 import { onPodman } from './helpers/test-engine.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
+/** Whether commands go over the command channel (off with BERTH_COMMAND_CHANNEL=0: the engine exec path). */
+const commandChannel = process.env.BERTH_COMMAND_CHANNEL !== '0';
 /** Forks a child that waits for /tmp/orphan-go, and exits without waiting for it. */
 const START_ORPHAN = 'sh -c "while [ ! -e /tmp/orphan-go ]; do sleep 0.05; done" </dev/null >/dev/null 2>&1 & exit 0';
 
@@ -77,9 +79,10 @@ describe.skipIf(!engineAvailable())('exec', () => {
     for (const stdin of ['unread', randomBytes(4 * 1024 * 1024)]) {
       const out = await shared.exec(['sh', '-c', 'echo ignored the input; exit 4'], { stdin });
       expect(out.exitCode).toBe(4);
-      // Podman resets the connection when the process exits with its stdin unread and
-      // sometimes drops the output it had not sent yet (podman #7360; README, Podman).
-      if (onPodman()) expect(['ignored the input\n', '']).toContain(out.stdout.toString());
+      // On the engine exec path Podman resets the connection when the process exits with its
+      // stdin unread and sometimes drops the output it had not sent yet (podman #7360; README,
+      // Podman). Over the command channel (the default) stdin is a file: the output is kept.
+      if (onPodman() && !commandChannel) expect(['ignored the input\n', '']).toContain(out.stdout.toString());
       else expect(out.stdout.toString()).toBe('ignored the input\n');
     }
     expect((await shared.exec(['true'], { stdin: 'unread' })).exitCode).toBe(0);

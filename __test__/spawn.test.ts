@@ -159,9 +159,10 @@ describe.skipIf(!engineAvailable())('spawn', () => {
     expect(await text(cat.stdout)).toBe('hello\nstdin');
     expect(await cat.wait()).toEqual({ exitCode: 0 });
     const ignoring = await shared.spawn(['sh', '-c', 'echo ignoring; exit 4'], { stdin: randomBytes(4 * 1024 * 1024) });
-    // Podman resets the connection of a process that exits with its stdin unread and
-    // sometimes drops its last output (podman #7360; README, Podman): the exit code stays.
-    if (onPodman()) expect(['ignoring\n', '']).toContain(await text(ignoring.stdout));
+    // On the engine exec path Podman resets the connection of a process that exits with its
+    // stdin unread and sometimes drops its last output (podman #7360; README, Podman): the exit
+    // code stays. Over the command channel (the default) stdin is a file: the output is kept.
+    if (onPodman() && process.env.BERTH_COMMAND_CHANNEL === '0') expect(['ignoring\n', '']).toContain(await text(ignoring.stdout));
     else expect(await text(ignoring.stdout)).toBe('ignoring\n');
     expect(await ignoring.wait()).toEqual({ exitCode: 4 });
   });

@@ -46,7 +46,7 @@ const SUITES = {
   profile: "where one agent turn's time goes (engine requests by endpoint)",
   concurrency: 'concurrent create+remove (berth, dockerode): wall time, leaks',
   eventloop: 'event-loop delay during berth peeks vs idle',
-  'eventloop-runs': 'event-loop delay during 1,000 harness runs (100 in flight) vs idle',
+  'eventloop-runs': 'event-loop delay during 1,000 concurrent harness runs vs idle',
   rss: 'RSS growth over 10,000 peeks',
   'rss-runs': 'RSS growth over 10,000 harness runs',
   'spawn-output': 'peak RSS growth while a command prints 100 MiB through spawn',
@@ -84,9 +84,9 @@ const PLANS = {
     concurrency: 50,
     eventLoopCalls: 1000,
     rssPeeks: 10000,
-    // 100 in flight, not all 1,000 at once: over the engine's exec path each run is a runc
-    // process of its own, and 1,000 at once would take the machine's memory from everyone.
-    eventLoopRuns: { runs: 1000, inFlight: 100 },
+    // All 1,000 at once: over the command channel each run is one process in the container
+    // (with BERTH_COMMAND_CHANNEL=0 each would be a runc process: lower inFlight then).
+    eventLoopRuns: { runs: 1000, inFlight: 1000 },
     rssRuns: { runs: 10000, warmup: 500, inFlight: 10 },
     spawnOutput: { bytes: 100 * MiB },
   },

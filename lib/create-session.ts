@@ -21,8 +21,10 @@ import type { CreateSessionOptions } from './types';
  *
  * Pulls a missing image first (see {@link ensureImage}; `onPullProgress` observes it, `platform`
  * picks the image's platform). Engine API: `POST /images/create` (only when the image is missing), `POST /containers/create?name=…`,
- * `POST /containers/{id}/start`, then per setup command `POST /containers/{id}/exec`,
- * `POST /exec/{id}/start`, `GET /exec/{id}/json`; on failure `DELETE /containers/{id}?force=1&v=1`.
+ * `POST /containers/{id}/start`, then the setup commands over the session's command channel
+ * (docs/design.md#exec; `PUT /containers/{id}/archive` and one exec), else per setup command
+ * `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`; on failure
+ * `DELETE /containers/{id}?force=1&v=1`.
  *
  * @param options The create spec (see {@link CreateSessionOptions}); sizes in bytes; engine
  *   selection (`engine`, `socketPath`, `connectTimeoutMs`); pull options (`platform`, `onPullProgress`).

@@ -148,7 +148,10 @@ export class Session implements AsyncDisposable {
    * output. stdin, when given, is written then closed, so `cat` ends. Each of stdout and stderr
    * is capped at `maxBufferBytes`.
    *
-   * Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
+   * Engine API: none per command over the session's command channel (the helper is copied in
+   * with `PUT /containers/{id}/archive` and started as one exec per user on first use, see
+   * docs/design.md#exec); otherwise `POST /containers/{id}/exec`, `POST /exec/{id}/start`,
+   * `GET /exec/{id}/json`. `BERTH_COMMAND_CHANNEL=0` in the environment forces the latter.
    *
    * @param argv Program and arguments, at least one string.
    * @param options `cwd`, `env`, `user`, `timeoutMs` (ms), `maxBufferBytes` (bytes), `stdin`, `abortSignal`.
@@ -176,7 +179,10 @@ export class Session implements AsyncDisposable {
    * AI SDK's `SandboxProcess` shape): `stdout`/`stderr` deliver chunks as the process writes
    * them, with back-pressure; `wait()` gives the exit code; `kill()` ends the process tree.
    *
-   * Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
+   * Engine API: none per command over the session's command channel (the helper is copied in
+   * with `PUT /containers/{id}/archive` and started as one exec per user on first use, see
+   * docs/design.md#exec); otherwise `POST /containers/{id}/exec`, `POST /exec/{id}/start`,
+   * `GET /exec/{id}/json`. `BERTH_COMMAND_CHANNEL=0` in the environment forces the latter.
    *
    * @param argv Program and arguments (no shell: pass `['sh', '-c', cmd]` for one).
    * @param options `cwd`, `env`, `user`, `stdin` (written, then closed), `timeoutMs` (ms), `abortSignal`.

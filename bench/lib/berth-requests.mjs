@@ -5,6 +5,7 @@
 // for berth-managed ones (by a reaper, say).
 import * as berth from '../../index.mjs';
 import { startRecordingProxy } from './recording-proxy.mjs';
+import { overEngine } from './engine-path.mjs';
 
 const RENAMES = [
   ['dev.berth.', 'bench.berth.'],
@@ -27,7 +28,7 @@ export async function recordBerthRequests({ socketPath, image, labels, sessionId
     const create = proxy.take();
     await berth.peek(sessionId, { socketPath: proxy.socketPath });
     const peek = proxy.take();
-    await session.exec(['true']);
+    await overEngine(() => session.exec(['true'])); // the engine exec, not the command channel
     const exec = proxy.take();
     await session.remove();
     await new Promise((r) => setTimeout(r, 20));

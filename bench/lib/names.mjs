@@ -3,7 +3,7 @@
 /** The one-command suite's contenders (`--only run`). */
 export const RUN_CONTENDERS = {
   harness: 'berth harness run `true`',
-  exec: "berth session.exec(['true'])",
+  exec: "berth session.exec(['true']), engine exec",
   raw: 'raw exec (3 requests)',
   cli: 'docker exec',
 };

@@ -1,11 +1,12 @@
 // One command at a time on one session, contender by contender, interleaved round by round:
 // the harness provider's `run` of `true` (what an agent's tool call costs), berth's
-// `session.exec(['true'])`, the engine's exec as three raw requests (the floor of any engine
+// `session.exec(['true'])` over the engine exec (`BERTH_COMMAND_CHANNEL=0`), the engine's exec as three raw requests (the floor of any engine
 // exec: create, start attached, inspect) and `docker exec`. All four run in the same container.
 import { dockerOk } from '../lib/docker-cli.mjs';
 import { interleave } from '../lib/stats.mjs';
 import { RUN_CONTENDERS } from '../lib/names.mjs';
 import { agentBackends } from './agent-turn.mjs';
+import { overEngine } from '../lib/engine-path.mjs';
 
 /** The harness session the run suites share: made through the provider, as an agent would. */
 export async function harnessSession(ctx, what) {
@@ -30,7 +31,7 @@ export async function runSuite(ctx, plan) {
         {
           name: RUN_CONTENDERS.exec,
           run: async () => {
-            const r = await inner.exec(['true']);
+            const r = await overEngine(() => inner.exec(['true']));
             if (r.exitCode !== 0) throw new Error(`berth exec exit ${r.exitCode}`);
           },
         },

@@ -11,6 +11,7 @@ use crate::engine::connection::Engine;
 use crate::engine::networks::{self, NetworkPolicy};
 use crate::engine::ports;
 use crate::engine::templates;
+use crate::exec::channel::CommandChannels;
 use crate::exec::stream::{self, ExecProcess, Stdin};
 use crate::exec::{self, ExecOptions, ExecOutput};
 use crate::files::channel::slot::ChannelSlot;
@@ -121,6 +122,8 @@ pub struct Session {
     channel: ChannelSlot,
     /// Who file calls act as (`files` on `createSession` / `resumeSession`).
     file_access: std::sync::Mutex<FileAccess>,
+    /// The command channels, opened on the first exec or spawn ([`crate::exec::channel`]).
+    commands: CommandChannels,
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
@@ -172,6 +175,7 @@ impl Session {
             fs: OnceCell::new(),
             channel: ChannelSlot::default(),
             file_access: std::sync::Mutex::new(FileAccess::User),
+            commands: CommandChannels::default(),
         }
     }
 
@@ -456,11 +460,13 @@ impl Session {
         networks::set_policy(engine, &self.id, policy, || self.not_found()).await
     }
 
-    /// Runs `argv` in the container; see [`exec::exec`].
+    /// Runs `argv` in the container, over the command channel when it can (see
+    /// [`crate::exec::channel`]), else as an engine exec; see [`exec::exec`].
     ///
     /// Errors: `E_INVALID_ARGUMENT` (argv or options, before any engine call),
     /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id),
-    /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE`,
+    /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE` (operation
+    /// `command channel`: the channel's helper died while the command ran),
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn exec(
         &self,
@@ -468,9 +474,24 @@ impl Session {
         opts: &ExecOptions,
         cancel: &CancellationToken,
     ) -> Result<ExecOutput> {
-        exec::exec(&self.engine, &self.id, &self.name, argv, opts, cancel)
-            .await
-            .map_err(|e| self.gone_is_not_found(e))
+        let channels = Some(&self.commands);
+        exec::exec_via(
+            &self.engine,
+            &self.id,
+            &self.name,
+            argv,
+            opts,
+            cancel,
+            channels,
+        )
+        .await
+        .map_err(|e| self.gone_is_not_found(e))
+    }
+
+    /// This handle's command channels ([`crate::exec::channel`]): a create's setup commands
+    /// use them too, so the channel they open serves the session's first commands.
+    pub(crate) fn commands(&self) -> &CommandChannels {
+        &self.commands
     }
 
     /// An engine 404 on this handle's container id means the session's container is gone:
@@ -526,11 +547,13 @@ impl Session {
             .await
     }
 
-    /// Starts `argv` and streams its output; see [`stream::spawn`].
+    /// Starts `argv` and streams its output, over the command channel when it can (see
+    /// [`crate::exec::channel`]); see [`stream::spawn`].
     ///
     /// Errors: `E_INVALID_ARGUMENT` (before any engine call), `E_SESSION_NOT_FOUND` (the
     /// container is gone), `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`. A timeout is the
-    /// process's: its `wait` rejects with `E_EXEC_TIMEOUT`.
+    /// process's: its `wait` rejects with `E_EXEC_TIMEOUT`; a helper that died while it ran
+    /// makes `wait` reject with `E_ENGINE` (operation `command channel`).
     pub async fn spawn(
         &self,
         argv: &[String],
@@ -541,7 +564,8 @@ impl Session {
             Some(b) => Stdin::Bytes(b.clone().into()),
             None => Stdin::None,
         };
-        stream::spawn(
+        let channels = Some(&self.commands);
+        stream::spawn_via(
             &self.engine,
             &self.id,
             &self.name,
@@ -549,6 +573,7 @@ impl Session {
             opts,
             stdin,
             cancel,
+            channels,
         )
         .await
         .map_err(|e| self.gone_is_not_found(e))

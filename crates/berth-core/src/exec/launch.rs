@@ -108,10 +108,30 @@ pub(crate) struct Marker {
     pub user: Option<String>,
 }
 
-/// A started exec: its engine id, its marker, and its attached streams.
-pub(crate) struct Launched {
+/// Where a started command's exit code comes from.
+pub(crate) enum Exit {
     /// The engine's exec id (for `GET /exec/{id}/json`).
-    pub exec_id: String,
+    Engine(String),
+    /// A command channel's reader ([`crate::exec::channel`]).
+    Channel(tokio::sync::oneshot::Receiver<Result<i64>>),
+}
+
+impl Exit {
+    /// The exit code, once the output ended: the engine's ([`exit_code`]) or the channel
+    /// helper's (`waitpid`: the code, or 128 + the signal number, as the engines report it).
+    /// Errors: `E_ENGINE` (no exit code; a channel that broke).
+    pub async fn code(self, engine: &Engine) -> Result<i64> {
+        match self {
+            Exit::Engine(exec_id) => exit_code(engine, &exec_id).await,
+            Exit::Channel(rx) => crate::exec::channel::exit_code(rx).await,
+        }
+    }
+}
+
+/// A started exec: where its exit code comes from, its marker, and its attached streams.
+pub(crate) struct Launched {
+    /// Where the exit code comes from.
+    pub exit: Exit,
     /// The random `BERTH_EXEC_ID` value every process of this exec carries, and its user.
     pub marker: Marker,
     /// stdout and stderr frames, in order.
@@ -191,7 +211,7 @@ async fn start(engine: &Engine, id: &str, spec: &Launch<'_>, marker: &Marker) ->
         });
     };
     Ok(Launched {
-        exec_id,
+        exit: Exit::Engine(exec_id),
         marker: marker.clone(),
         output,
         input,

@@ -9,6 +9,7 @@
 //! cleared their environment are found too), then rejects with the output so far. No
 //! exit code is ever made up.
 
+pub mod channel;
 pub mod launch;
 pub mod stream;
 
@@ -89,16 +90,30 @@ pub(crate) async fn exec(
     opts: &ExecOptions,
     cancel: &CancellationToken,
 ) -> Result<ExecOutput> {
+    exec_via(engine, id, name, argv, opts, cancel, None).await
+}
+
+/// [`exec`], over one of `channels` when it can carry the command (see
+/// [`crate::exec::channel`]), else through the engine; the result and errors are the same.
+pub(crate) async fn exec_via(
+    engine: &Engine,
+    id: &str,
+    name: &str,
+    argv: &[String],
+    opts: &ExecOptions,
+    cancel: &CancellationToken,
+    channels: Option<&channel::CommandChannels>,
+) -> Result<ExecOutput> {
     validate_argv("argv", argv)?;
     opts.validate()?;
     let at = launch::deadline_at(opts.timeout_ms);
     let engine = &launch::scope(engine, cancel, name, opts.timeout_ms, at);
     let Launched {
-        exec_id,
+        exit,
         marker,
         mut output,
         mut input,
-    } = launch::launch(engine, id, &Launch::of(argv, opts, opts.stdin.is_some())).await?;
+    } = start(engine, id, argv, opts, opts.stdin.is_some(), channels).await?;
     let writer = opts.stdin.clone().map(|bytes| {
         tokio::spawn(async move {
             // A process that never reads stdin may close it early: that is not an error.
@@ -140,8 +155,26 @@ pub(crate) async fn exec(
         launch::spawn_kill_tree(engine, id, &marker);
         return Err(err.with_output(out.stdout, out.stderr));
     }
-    out.exit_code = launch::exit_code(engine, &exec_id).await?;
+    out.exit_code = exit.code(engine).await?;
     Ok(out)
+}
+
+/// Starts `argv` over a channel of `channels` when one can carry it, else as an engine exec
+/// (with stdin attached when `stdin`).
+pub(crate) async fn start(
+    engine: &Engine,
+    id: &str,
+    argv: &[String],
+    opts: &ExecOptions,
+    stdin: bool,
+    channels: Option<&channel::CommandChannels>,
+) -> Result<Launched> {
+    if let Some(c) = channels {
+        if let Some(l) = channel::launch(c, engine, id, argv, opts).await {
+            return Ok(l);
+        }
+    }
+    launch::launch(engine, id, &Launch::of(argv, opts, stdin)).await
 }
 
 fn append(buf: &mut Vec<u8>, bytes: &[u8], cap: usize, truncated: &mut bool) {

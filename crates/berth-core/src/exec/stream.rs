@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, watch, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::connection::Engine;
-use crate::exec::launch::{self, ExecInput, Launch, Launched};
+use crate::exec::launch::{self, ExecInput, Launched};
 use crate::exec::ExecOptions;
 use crate::model::errors::{Error, Result};
 use crate::model::spec::validate_argv;
@@ -76,16 +76,30 @@ pub(crate) async fn spawn(
     stdin: Stdin,
     cancel: CancellationToken,
 ) -> Result<ExecProcess> {
+    spawn_via(engine, id, name, argv, opts, stdin, cancel, None).await
+}
+
+/// [`spawn`], over one of `channels` when it can carry the command (see
+/// [`crate::exec::channel`]; no stdin or `opts.stdin`'s bytes, never a file), else through
+/// the engine; the process behaves the same.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn spawn_via(
+    engine: &Engine,
+    id: &str,
+    name: &str,
+    argv: &[String],
+    opts: &ExecOptions,
+    stdin: Stdin,
+    cancel: CancellationToken,
+    channels: Option<&crate::exec::channel::CommandChannels>,
+) -> Result<ExecProcess> {
     validate_argv("argv", argv)?;
     opts.validate()?;
     let at = launch::deadline_at(opts.timeout_ms);
     let engine = &launch::scope(engine, &cancel, name, opts.timeout_ms, at);
-    let launched = launch::launch(
-        engine,
-        id,
-        &Launch::of(argv, opts, !matches!(stdin, Stdin::None)),
-    )
-    .await?;
+    let channels = channels.filter(|_| !matches!(stdin, Stdin::File(_)));
+    let attach = !matches!(stdin, Stdin::None);
+    let launched = crate::exec::start(engine, id, argv, opts, attach, channels).await?;
     let (out_tx, out_rx) = mpsc::channel(STREAM_CHANNEL_CHUNKS);
     let (err_tx, err_rx) = mpsc::channel(STREAM_CHANNEL_CHUNKS);
     let (done_tx, done_rx) = watch::channel(None);
@@ -198,7 +212,7 @@ impl Pump {
     async fn run(self, launched: Launched, stdin: Stdin) -> Result<i64> {
         let stdin_attached = !matches!(stdin, Stdin::None);
         let Launched {
-            exec_id,
+            exit,
             marker,
             mut output,
             input,
@@ -263,9 +277,9 @@ impl Pump {
                 // The last chunk still waits for room; deliver it before the end.
                 Some((which, bytes)) => {
                     let _ = self.tx(which).send(Ok(bytes)).await;
-                    launch::exit_code(&self.engine, &exec_id).await
+                    exit.code(&self.engine).await
                 }
-                None => launch::exit_code(&self.engine, &exec_id).await,
+                None => exit.code(&self.engine).await,
             },
             Some(err) => {
                 if matches!(err, Error::ExecTimeout { .. } | Error::Aborted { .. }) {

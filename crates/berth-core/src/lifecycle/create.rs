@@ -2,7 +2,8 @@
 //!
 //! Engine calls, in order: `GET /images/{image}/json` (and `POST /images/create` when
 //! missing, see [`crate::engine::images`]), `POST /containers/create?name=<name>` (the engine's name uniqueness is
-//! the lock), `POST /containers/{id}/start`, one exec per setup command, then
+//! the lock), `POST /containers/{id}/start`, the setup commands (over the session's command
+//! channel when it can, else one exec each), then
 //! with `timeoutMs` `PUT /containers/{id}/archive` (the keep-alive's deadline file) and
 //! `POST /volumes/create` for the deadline record, then `POST /volumes/create` for the
 //! readiness record and for the creator's holder record.
@@ -240,7 +241,18 @@ async fn setup_and_record(
             cwd: spec.work_dir.clone(),
             ..Default::default()
         };
-        let out = exec::exec(engine, &session.id, &session.name, argv, &opts, &never).await?;
+        // Over the session's command channel when it can (one engine exec for all of them).
+        let channels = Some(session.commands());
+        let out = exec::exec_via(
+            engine,
+            &session.id,
+            &session.name,
+            argv,
+            &opts,
+            &never,
+            channels,
+        )
+        .await?;
         if out.exit_code != 0 {
             return Err(Error::SetupFailed {
                 session_id: session.session_id.clone(),
