@@ -360,9 +360,10 @@ impl Session {
         };
         hold::release(engine, &record).await?;
         state.record = None;
-        // A released handle leaves nothing running in the container: its file channel's exec
-        // ends here, not when the handle is dropped.
+        // A released handle leaves nothing of its own running in the container: its file
+        // channel's exec and its command channels' helpers end here, not when it is dropped.
         self.channel.close().await;
+        self.commands.close();
         Ok(ReleaseOutcome {
             released: true,
             reason: None,

@@ -61,6 +61,15 @@ struct Inner {
 }
 
 impl CommandChannels {
+    /// Closes every channel of this handle: each helper sees its input end and exits, and a
+    /// command still running over one is ended like one whose channel broke (its tree killed,
+    /// `E_ENGINE`). The next command opens a channel again.
+    pub(crate) fn close(&self) {
+        if let Ok(mut slots) = self.0.slots.lock() {
+            slots.clear();
+        }
+    }
+
     /// The live channel of `user`, opened (and the helper installed) when needed; `None` when
     /// the command must take the engine path. A channel found dead is replaced.
     async fn channel(
