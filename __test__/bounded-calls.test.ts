@@ -146,13 +146,20 @@ describe.skipIf(!engineAvailable())('a session whose engine stops answering', ()
     const socketPath = proxy.socketPath;
     proxy.hangAll();
     try {
+      // The setup commands opened the session's command channel (one exec, already attached):
+      // a command over it needs no engine request, so it still runs while the engine hangs.
+      expect((await session.exec(['echo', 'over the channel'], { timeoutMs: 5000 })).stdout.toString()).toBe('over the channel\n');
+      // A user without a channel yet needs the engine (a channel's exec, or the exec path):
       // exec's timeoutMs covers exec create and start, not only the read loop.
-      const timedOut = await deadlineSettles(1000, () => session.exec(['true'], { timeoutMs: 1000 }));
+      const timedOut = await deadlineSettles(1000, () => session.exec(['true'], { timeoutMs: 1000, user: '1234' }));
       expect(timedOut.details).toMatchObject({ timeoutMs: 1000 });
-      await abortSettles((abortSignal) => session.exec(['true'], { abortSignal }));
-      // spawn: the start itself is bounded by timeoutMs and by the signal.
+      await abortSettles((abortSignal) => session.exec(['true'], { abortSignal, user: '1234' }));
+      // spawn: the start itself is bounded by timeoutMs and by the signal (over the channel
+      // or not, the call settles by its deadline or abort).
       await deadlineSettles(1000, async () => (await session.spawn(['sleep', '100'], { timeoutMs: 1000 })).wait());
       await abortSettles(async (abortSignal) => (await session.spawn(['sleep', '100'], { abortSignal })).wait());
+      await deadlineSettles(1000, async () => (await session.spawn(['sleep', '100'], { timeoutMs: 1000, user: '1234' })).wait());
+      await abortSettles(async (abortSignal) => (await session.spawn(['sleep', '100'], { abortSignal, user: '1234' })).wait());
       await abortSettles((abortSignal) => session.readFile('/tmp/present', { abortSignal }));
       await abortSettles((abortSignal) => session.openFile('/tmp/present', { abortSignal }));
       await abortSettles((abortSignal) => session.writeFile('/tmp/other', 'y', { abortSignal }));

@@ -1,6 +1,6 @@
 //! Engine: the connection to a Docker Engine API socket and the calls berth makes on it
 //! (discovery, transport, engine info, container inspect and facts, calls by id, images,
-//! networks, ports, bind sources, host escape). Imports only [`crate::model`].
+//! networks, ports, bind sources, host escape, process counts). Imports only [`crate::model`].
 
 pub mod bind_source;
 pub mod bounded;
@@ -16,5 +16,6 @@ pub mod logs;
 pub mod networks;
 pub mod ports;
 pub mod templates;
+pub mod top;
 #[cfg(unix)]
 pub mod transport;

@@ -208,13 +208,11 @@ pub(crate) async fn finish(
     };
     // Boxed: the setup execs and the records are a large future of their own.
     match Box::pin(setup_and_record(engine, session, spec, labels)).await {
-        // 409: the container is not running (it exited before or under its setup).
-        Err(
-            e @ Error::Engine {
-                status: Some(409), ..
-            },
-        ) => {
-            running::ensure_running(session, engine, stage).await?;
+        // An engine error under the setup: 409 (the container is not running) from an engine
+        // exec, or the command channel's helper gone with its container. When the container
+        // exited, that is the failure to report.
+        Err(e @ Error::Engine { .. }) => {
+            running::ensure_still_running(session, engine, stage).await?;
             Err(e)
         }
         Err(e) => Err(e),

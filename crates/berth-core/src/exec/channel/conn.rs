@@ -95,11 +95,20 @@ impl Channel {
             .map_err(|_| OpenFailure::Engine)?;
         let mut output = launched.output;
         let mut buf = Vec::new();
-        let hello = tokio::time::timeout(
-            Duration::from_millis(HELLO_TIMEOUT_MS),
-            next_frame(&mut output, &mut buf),
-        )
-        .await;
+        let hello = engine
+            .step(async {
+                Ok(tokio::time::timeout(
+                    Duration::from_millis(HELLO_TIMEOUT_MS),
+                    next_frame(&mut output, &mut buf),
+                )
+                .await)
+            })
+            .await;
+        // The command's abort or deadline came first: that says nothing of the helper.
+        let Ok(hello) = hello else {
+            launch::spawn_kill_tree(engine, id, &launched.marker);
+            return Err(OpenFailure::Engine);
+        };
         match hello {
             Ok(Ok(Some(f))) if f.kind == protocol::HELLO && f.payload == protocol::MAGIC => {}
             _ => {

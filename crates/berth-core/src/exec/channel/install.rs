@@ -12,7 +12,9 @@ use std::time::Duration;
 use bollard::query_parameters::UploadToContainerOptions;
 use sha2::{Digest, Sha256};
 
+use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::Engine;
+use crate::model::errors::Result;
 
 /// The helper, a static Linux binary; empty where it was not built (another host platform).
 const AGENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/berth-agent"));
@@ -36,44 +38,64 @@ pub(crate) fn available() -> bool {
     !AGENT.is_empty()
 }
 
-/// Makes the helper runnable in container `id`: `false` when it cannot be (no helper in this
-/// build, an image of another architecture, a copy the engine refused). A copy that fails
+/// Makes the helper runnable in container `id`: `Ok(false)` when it cannot be (no helper in
+/// this build, an image of another architecture, a copy the engine refused). A copy that fails
 /// while a helper is already there (a running one cannot be overwritten) still counts: the
-/// helper's hello decides.
-pub(crate) async fn install(engine: &Engine, id: &str) -> bool {
-    if !available() || !same_arch(engine, id).await {
-        return false;
+/// helper's hello decides. Every request is bounded by the calling command's scope; `Err` (the
+/// caller's abort or deadline, or no answer) decides nothing, so the next command tries again.
+pub(crate) async fn install(engine: &Engine, id: &str) -> Result<bool> {
+    if !available() || !same_arch(engine, id).await? {
+        return Ok(false);
     }
-    let Ok(tar) = archive() else { return false };
+    let Ok(tar) = archive() else { return Ok(false) };
     let docker = engine
         .docker
         .clone()
         .with_timeout(Duration::from_millis(COPY_TIMEOUT_MS));
-    let copied = docker
-        .upload_to_container(
-            id,
-            Some(UploadToContainerOptions {
-                path: "/".into(),
-                no_overwrite_dir_non_dir: Some("true".into()),
-                copy_uidgid: None,
-            }),
-            bollard::body_full(tar.into()),
+    let copied = engine
+        .call(
+            "PUT /containers/{id}/archive",
+            COPY_TIMEOUT_MS,
+            docker.upload_to_container(
+                id,
+                Some(UploadToContainerOptions {
+                    path: "/".into(),
+                    no_overwrite_dir_non_dir: Some("true".into()),
+                    copy_uidgid: None,
+                }),
+                bollard::body_full(tar.into()),
+            ),
         )
-        .await;
-    copied.is_ok() || already_there(engine, id).await
+        .await?;
+    Ok(copied.is_ok() || already_there(engine, id).await?)
 }
 
 /// Whether the container's image is of the helper's architecture (an unknown one is tried:
 /// the helper's hello then decides).
-async fn same_arch(engine: &Engine, id: &str) -> bool {
-    let Ok(c) = engine.docker.inspect_container(id, None).await else {
-        return true;
+async fn same_arch(engine: &Engine, id: &str) -> Result<bool> {
+    let inspected = engine
+        .call(
+            "GET /containers/{id}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_container(id, None),
+        )
+        .await?;
+    let Some(image) = inspected.ok().and_then(|c| c.image) else {
+        return Ok(true);
     };
-    let Some(image) = c.image else { return true };
-    match engine.docker.inspect_image(&image).await {
-        Ok(i) => arch_matches(i.architecture.as_deref(), AGENT_ARCH),
-        Err(_) => true,
-    }
+    Ok(
+        match engine
+            .call(
+                "GET /images/{name}/json",
+                READ_TIMEOUT_MS,
+                engine.docker.inspect_image(&image),
+            )
+            .await?
+        {
+            Ok(i) => arch_matches(i.architecture.as_deref(), AGENT_ARCH),
+            Err(_) => true,
+        },
+    )
 }
 
 /// Whether an image of architecture `image` (the engine's word: `amd64`, `arm64`; unknown when
@@ -83,17 +105,20 @@ fn arch_matches(image: Option<&str>, agent: &str) -> bool {
 }
 
 /// Whether a file is at [`path`] already (`HEAD /containers/{id}/archive`).
-async fn already_there(engine: &Engine, id: &str) -> bool {
-    engine
-        .docker
-        .get_container_archive_info(
-            id,
-            Some(bollard::query_parameters::ContainerArchiveInfoOptions {
-                path: path().to_string(),
-            }),
+async fn already_there(engine: &Engine, id: &str) -> Result<bool> {
+    let info = engine
+        .call(
+            "HEAD /containers/{id}/archive",
+            READ_TIMEOUT_MS,
+            engine.docker.get_container_archive_info(
+                id,
+                Some(bollard::query_parameters::ContainerArchiveInfoOptions {
+                    path: path().to_string(),
+                }),
+            ),
         )
-        .await
-        .is_ok()
+        .await?;
+    Ok(info.is_ok())
 }
 
 /// The tar: `run/berth/` (root, `0755`) and the helper (root, `0755`).

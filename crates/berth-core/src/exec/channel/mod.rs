@@ -84,7 +84,8 @@ impl CommandChannels {
         {
             let mut installed = self.0.installed.lock().await;
             if installed.is_none() {
-                *installed = Some(install::install(engine, id).await);
+                // An interrupted install (this command's abort or deadline) decides nothing.
+                *installed = Some(install::install(engine, id).await.ok()?);
             }
             if *installed != Some(true) {
                 return None;
