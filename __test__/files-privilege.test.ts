@@ -3,9 +3,15 @@
 // writeFileStream and the harness provider's file methods; owners and modes of existing files
 // are kept; setuid modes are refused for non-root; `files: 'engine'` keeps the engine's
 // privileges; writes are atomic (an aborted 50 MB write over an existing file leaves it
-// entirely old or entirely new, and no temporary file); host-escaping mounts create nothing;
+// entirely old or entirely new, and no temporary file); host-escaping mounts (the host's root,
+// kernel trees, any unix socket and a directory holding one, engine state dirs, a writable
+// /etc or /boot) create nothing, on Docker and Podman alike;
 // the small input rules.
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import {
   AbortedError,
@@ -269,6 +275,22 @@ describe.skipIf(!engineAvailable())('no host escape by default', () => {
     ['/proc', '/hostproc'],
     ['/sys/fs', '/hostsys'],
     ['/dev', '/hostdev'],
+    // Another engine's socket (rootful Podman's, as the CI runs it; on the Podman run, berth's
+    // own) and the directory holding it: a unix socket bound on this host.
+    ['/run/berth-podman/podman.sock', '/mnt/engine.sock'],
+    ['/run/berth-podman', '/mnt/engine'],
+    // Engine state and runtime directories, what is under them, and their parents.
+    ['/run/docker/containerd/containerd.sock', '/mnt/containerd.sock'],
+    ['/var/run/docker', '/mnt/docker'],
+    ['/run/containerd', '/mnt/containerd'],
+    ['/run/containers', '/mnt/containers'],
+    ['/var/lib/docker', '/mnt/docker-state'],
+    ['/var/lib/containers', '/mnt/containers-state'],
+    ['/var/lib', '/mnt/var-lib'],
+    // The host's system configuration, and anything under it writable.
+    ['/etc', '/mnt/etc'],
+    ['/boot', '/mnt/boot'],
+    ['/etc/cron.d', '/mnt/cron.d'],
   ])('binding %s is E_INVALID_ARGUMENT and creates nothing', async ([source, target]) => {
     const sessionId = testSessionId('escape');
     const e = await expectBerthError(
@@ -278,6 +300,81 @@ describe.skipIf(!engineAvailable())('no host escape by default', () => {
     expect(e.details.field).toBe('mounts[0].source');
     expect(e.message).toContain('allowHostEscape');
     expect(await listRunContainers()).toEqual([]);
+  });
+
+  test.for([
+    ['/var/lib/containers', '/mnt/containers-state'],
+    ['/run/containerd', '/mnt/containerd'],
+    ['/etc', '/mnt/etc'],
+    ['/boot', '/mnt/boot'],
+  ])('binding %s read-only is refused too', async ([source, target]) => {
+    const e = await expectBerthError(
+      createSession({
+        sessionId: testSessionId('escape-ro'),
+        image: TEST_IMAGE,
+        labels: testLabels(),
+        mounts: [{ source: source!, target: target!, readOnly: true }],
+      }),
+      InvalidArgumentError,
+    );
+    expect(e.details.field).toBe('mounts[0].source');
+    expect(await listRunContainers()).toEqual([]);
+  });
+
+  test('any unix socket, a link to it and a directory holding one are refused; allowHostEscape opts in', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-escape-'));
+    const sock = join(dir, 'inner', 'any.sock');
+    await mkdir(join(dir, 'inner'));
+    const server: Server = createServer();
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(sock, resolve));
+    await symlink(sock, join(dir, 'link.sock'));
+    try {
+      for (const [i, source] of [sock, join(dir, 'link.sock'), join(dir, 'inner'), dir].entries()) {
+        const e = await expectBerthError(
+          createSession({
+            sessionId: testSessionId('escape-any'),
+            image: TEST_IMAGE,
+            labels: testLabels(),
+            mounts: [{ source: '/etc/hosts', target: '/mnt/hosts', readOnly: true }, { source, target: '/mnt/s' }],
+          }),
+          InvalidArgumentError,
+        );
+        expect(e.details.field, `${i}`).toBe('mounts[1].source');
+        expect(e.message).toMatch(/unix socket/);
+      }
+      expect(await listRunContainers()).toEqual([]);
+      const s = await createSession({
+        sessionId: testSessionId('escape-any-ok'),
+        image: TEST_IMAGE,
+        labels: testLabels(),
+        allowHostEscape: true,
+        mounts: [{ source: sock, target: '/mnt/s' }],
+      });
+      try {
+        expect((await s.exec(['test', '-S', '/mnt/s'])).exitCode).toBe(0);
+      } finally {
+        await s.remove();
+      }
+    } finally {
+      await new Promise((r) => server.close(r));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a single file under /etc binds read-only by default', async () => {
+    const s = await createSession({
+      sessionId: testSessionId('etc-ro'),
+      image: TEST_IMAGE,
+      labels: testLabels(),
+      mounts: [{ source: '/etc/hosts', target: '/mnt/hosts', readOnly: true }],
+    });
+    try {
+      const out = await s.exec(['cat', '/mnt/hosts']);
+      expect(out.exitCode).toBe(0);
+      expect(out.stdout.toString()).toContain('localhost');
+    } finally {
+      await s.remove();
+    }
   });
 
   test('the engine socket berth reached is refused too, and allowHostEscape opts in', async () => {

@@ -371,11 +371,15 @@ export interface CreateSpec {
    */
   mountRoots?: string[];
   /**
-   * Allow bind mounts that hand the sandbox the host: a source that is `/`, the engine's socket
-   * (the one berth reached, `/var/run/docker.sock`, `/run/docker.sock`, `/run/podman/podman.sock`,
-   * the rootless ones), in `/proc`, `/sys` or `/dev`, or a parent directory of any of them
-   * (compared as given and with symlinks resolved on this host). Without it such a mount is
-   * `E_INVALID_ARGUMENT` naming `mounts[i].source`, before any engine call. @default false
+   * Allow bind mounts that hand the sandbox the host. Refused without it, in any mode: `/`;
+   * anything in `/proc`, `/sys`, `/dev`; a unix socket (any, symlinks resolved); a parent of a
+   * socket bound on this host (`/proc/net/unix`), of the engine socket berth reached or of the
+   * usual Docker/Podman/rootless ones; the engine state dirs `/var/lib/docker`,
+   * `/var/lib/containers`, `/var/lib/containerd`, `/run/docker`, `/run/containerd`,
+   * `/run/containers`, what is under them and their parents; `/etc` and `/boot` themselves.
+   * Refused unless `readOnly`: anything under `/etc` or `/boot` (a read-only `/etc/hosts` is
+   * fine). Compared as given and with symlinks resolved, on berth's own host only. Such a
+   * mount is `E_INVALID_ARGUMENT` naming `mounts[i].source`, before any engine call. @default false
    */
   allowHostEscape?: boolean;
   /**

@@ -63,7 +63,7 @@ pub struct BindingCreateOptions {
     pub cap_drop: Option<Vec<String>>,
     /// Set `no-new-privileges` (blocks `sudo`/setuid binaries); `false` opts out. @default true
     pub no_new_privileges: Option<bool>,
-    /// Allow bind mounts that hand the sandbox the host: `/`, the engine socket, `/proc`, `/sys`, `/dev` or a parent of them. @default false
+    /// Allow bind mounts that hand the sandbox the host: `/`, `/proc`, `/sys`, `/dev`, a unix socket or a parent of one, engine state dirs (`/var/lib/docker`, `/run/containerd`, ...), `/etc`, `/boot`, or a writable path under `/etc` or `/boot`. @default false
     pub allow_host_escape: Option<bool>,
     /// Mount the root filesystem read-only. @default false
     pub read_only_root_filesystem: Option<bool>,

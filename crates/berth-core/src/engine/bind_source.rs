@@ -31,7 +31,11 @@ pub(crate) fn check_for_engine(spec: &CreateSpec, options: &EngineOptions) -> Re
     let remote = crate::engine::connection::remote_host_of(&candidate.endpoint).is_some();
     if !spec.security.allow_host_escape {
         let endpoint = (!remote).then_some(candidate.endpoint.as_str());
-        host_escape::check(&spec.mounts, &host_escape::engine_sockets(endpoint))?;
+        host_escape::check(
+            &spec.mounts,
+            &host_escape::engine_sockets(endpoint),
+            !remote,
+        )?;
     }
     if remote {
         return Ok(());

@@ -49,8 +49,9 @@ pub struct Security {
     pub read_only_root_filesystem: bool,
     /// Network mode (`bridge`, `none`, `host`, a network name).
     pub network_mode: Option<String>,
-    /// Allow bind mounts that hand the sandbox the host (`/`, the engine socket, `/proc`,
-    /// `/sys`, `/dev`, their parents): see `engine::host_escape` in this crate.
+    /// Allow bind mounts that hand the sandbox the host (`/`, `/proc`, `/sys`, `/dev`, unix
+    /// sockets and their parents, engine state dirs, `/etc`, `/boot`, writable paths under
+    /// them): see `engine::host_escape` in this crate.
     pub allow_host_escape: bool,
 }
 
