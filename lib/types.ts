@@ -352,7 +352,12 @@ export interface CreateSpec {
   image: string;
   /** Container name prefix. @default 'berth' */
   prefix?: string;
-  /** Working directory in the container (absolute). @default the image's */
+  /**
+   * Working directory in the container (absolute). When the image lacks it, the engine makes
+   * it; for a non-root `user` berth then gives it to that user before the setup commands, on
+   * Docker as on Podman (a directory the image ships, or a mount, keeps its owner; see
+   * `docs/design.md#user-directories`). @default the image's
+   */
   workDir?: string;
   /** Container ports to publish, each on 127.0.0.1 with an engine-chosen host port. */
   ports?: number[];
@@ -383,8 +388,10 @@ export interface CreateSpec {
    */
   allowHostEscape?: boolean;
   /**
-   * Container paths the session's user must be able to write. {@link verifySession} probes
-   * each (a file written, read back, removed) and repair creates it or gives it to the user.
+   * Container paths the session's user must be able to write. At create (and recreate), for a
+   * non-root user, each one the image lacks is created and given to that user before the setup
+   * commands (one the image ships, or one in a mount, keeps its owner). {@link verifySession}
+   * probes each (a file written, read back, removed) and repair creates it or gives it to the user.
    */
   writablePaths?: string[];
   /** Extra labels (keys under berth's own namespace are rejected). */

@@ -196,7 +196,13 @@ pub(crate) enum Stat {
 
 /// `HEAD /containers/{id}/archive?path=<path>`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn stat(engine: &Engine, id: &str, path: &str) -> Result<Stat> {
-    match engine
+    Ok(stat_with_mode(engine, id, path).await?.0)
+}
+
+/// [`stat`] and the path's permission bits (`0o7777`; 0 when absent).
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn stat_with_mode(engine: &Engine, id: &str, path: &str) -> Result<(Stat, u32)> {
+    let stat = match engine
         .call(
             "HEAD /containers/{id}/archive",
             READ_TIMEOUT_MS,
@@ -209,12 +215,31 @@ pub(crate) async fn stat(engine: &Engine, id: &str, path: &str) -> Result<Stat> 
         )
         .await?
     {
-        Ok(s) if s.file_mode & GO_MODE_SYMLINK != 0 => Ok(Stat::Symlink(s.link_target)),
-        Ok(s) if s.file_mode & GO_MODE_DIR != 0 => Ok(Stat::Dir),
-        Ok(_) => Ok(Stat::Other),
-        Err(e) if status(&e) == Some(404) => Ok(Stat::Absent),
-        Err(e) => Err(engine.error("stat path", e)),
+        Ok(s) if s.file_mode & GO_MODE_SYMLINK != 0 => (Stat::Symlink(s.link_target), 0),
+        Ok(s) if s.file_mode & GO_MODE_DIR != 0 => (Stat::Dir, go_permissions(s.file_mode)),
+        Ok(s) => (Stat::Other, go_permissions(s.file_mode)),
+        Err(e) if status(&e) == Some(404) => (Stat::Absent, 0),
+        Err(e) => return Err(engine.error("stat path", e)),
+    };
+    Ok(stat)
+}
+
+/// The Unix permission bits (`0o7777`) of a Go `os.FileMode` as the engine reports it.
+fn go_permissions(go_mode: u32) -> u32 {
+    const GO_SETUID: u32 = 1 << 23;
+    const GO_SETGID: u32 = 1 << 22;
+    const GO_STICKY: u32 = 1 << 20;
+    let mut mode = go_mode & 0o777;
+    if go_mode & GO_SETUID != 0 {
+        mode |= 0o4000;
     }
+    if go_mode & GO_SETGID != 0 {
+        mode |= 0o2000;
+    }
+    if go_mode & GO_STICKY != 0 {
+        mode |= 0o1000;
+    }
+    mode
 }
 
 /// Ownership and mode of what an upload creates.

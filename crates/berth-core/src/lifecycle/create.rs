@@ -2,7 +2,9 @@
 //!
 //! Engine calls, in order: `GET /images/{image}/json` (and `POST /images/create` when
 //! missing, see [`crate::engine::images`]), `POST /containers/create?name=<name>` (the engine's name uniqueness is
-//! the lock), `POST /containers/{id}/start`, the setup commands (over the session's command
+//! the lock), `POST /containers/{id}/start`, for a non-root user with a
+//! `workDir` or `writablePaths` the user-directory steps ([`crate::lifecycle::user_dirs`]),
+//! the setup commands (over the session's command
 //! channel when it can, else one exec each), then
 //! with `timeoutMs` `PUT /containers/{id}/archive` (the keep-alive's deadline file) and
 //! `POST /volumes/create` for the deadline record, then `POST /volumes/create` for the
@@ -166,7 +168,7 @@ fn lost_create(engine: &Engine, nonce: &str) {
     cleanup::retry_in_background(engine);
 }
 
-/// Start, setup, readiness record (with the container's `labels`), creator's holder record
+/// Start, the user's directories ([`crate::lifecycle::user_dirs`]), setup, readiness record (with the container's `labels`), creator's holder record
 /// (its volume name returned). The container must be running right after the start and again
 /// once setup and records are done ([`running::ensure_running`]: an inspect each, no wait
 /// before them; the records are removed with the container when the last check fails).
@@ -202,6 +204,8 @@ pub(crate) async fn finish(
         return Err(engine.error("start container", e));
     }
     running::ensure_running(session, engine, "start").await?;
+    // A working directory or writable path the image lacks is the user's before setup runs.
+    crate::lifecycle::user_dirs::give_to_user(engine, &session.id, spec).await?;
     let stage = match spec.setup_commands.is_empty() {
         true => "start",
         false => "setup",

@@ -15,4 +15,5 @@ pub mod resume;
 pub mod rollback;
 pub mod running;
 pub mod templates;
+pub mod user_dirs;
 pub mod verify;

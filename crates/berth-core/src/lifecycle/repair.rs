@@ -72,22 +72,30 @@ pub(crate) async fn repair(
     if writable.is_empty() {
         return Ok(());
     }
-    let user = expect.user.as_deref();
-    let (Ok((0, uid)), Ok((0, gid))) = (
-        run(engine, &f, &["id", "-u"], user).await,
-        run(engine, &f, &["id", "-g"], user).await,
-    ) else {
+    let Some((uid, gid)) = user_ids(engine, &f, expect.user.as_deref()).await else {
         return Ok(());
     };
-    let owner = format!("{}:{}", uid.trim(), gid.trim());
+    let owner = format!("{uid}:{gid}");
     for path in writable {
         let argv = ["sh", "-c", FIX_WRITABLE, "berth-repair", path, &owner];
         // A failure shows in the check that follows.
         if !matches!(run(engine, &f, &argv, Some("0")).await, Ok((0, _))) {
-            let _ = give_by_archive(engine, &f, path, uid.trim(), gid.trim()).await;
+            let _ = give_by_archive(engine, &f, path, uid, gid).await;
         }
     }
     Ok(())
+}
+
+/// The numeric uid and gid of `user` (the container's own user when `None`) as the engine
+/// resolves them: `id -u` and `id -g` exec'd as that user. `None` when either does not work.
+pub(crate) async fn user_ids(engine: &Engine, f: &Facts, user: Option<&str>) -> Option<(u64, u64)> {
+    let (Ok((0, uid)), Ok((0, gid))) = (
+        run(engine, f, &["id", "-u"], user).await,
+        run(engine, f, &["id", "-g"], user).await,
+    ) else {
+        return None;
+    };
+    Some((uid.trim().parse().ok()?, gid.trim().parse().ok()?))
 }
 
 /// Creates `path` as root and gives it to `uid:gid` with `u+rwx` through the archive API (see
@@ -96,12 +104,9 @@ async fn give_by_archive(
     engine: &Engine,
     f: &Facts,
     path: &str,
-    uid: &str,
-    gid: &str,
+    uid: u64,
+    gid: u64,
 ) -> Result<bool> {
-    let (Ok(uid), Ok(gid)) = (uid.parse::<u64>(), gid.parse::<u64>()) else {
-        return Ok(false);
-    };
     let argv = ["sh", "-c", MAKE_AND_STAT, "berth-repair", path];
     let (0, mode) = run(engine, f, &argv, Some("0")).await? else {
         return Ok(false);
@@ -109,9 +114,28 @@ async fn give_by_archive(
     let Ok(mode) = u32::from_str_radix(mode.trim(), 8) else {
         return Ok(false);
     };
-    let header = archive::dir_header(path, (mode & 0o7777) | 0o700, Owner { uid, gid })?;
+    give(
+        engine,
+        &f.id,
+        path,
+        (mode & 0o7777) | 0o700,
+        Owner { uid, gid },
+    )
+    .await
+}
+
+/// `PUT /containers/{id}/archive` of one directory entry `path` with `mode`, owned by `owner`:
+/// the engine creates the directory (missing parents as root, 0755) or gives the existing one
+/// that owner and mode, with no capability needed in the container. `Ok(false)` when the
+/// engine refused it. Errors: `E_ABORTED`, `E_ENGINE_UNAVAILABLE` (the call's bounds).
+pub(crate) async fn give(
+    engine: &Engine,
+    id: &str,
+    path: &str,
+    mode: u32,
+    owner: Owner,
+) -> Result<bool> {
+    let header = archive::dir_header(path, mode, owner)?;
     let empty = futures_util::stream::empty::<std::io::Result<bytes::Bytes>>();
-    Ok(archive::upload(engine, &f.id, header, 0, empty)
-        .await
-        .is_ok())
+    Ok(archive::upload(engine, id, header, 0, empty).await?.is_ok())
 }
