@@ -51,11 +51,16 @@ async function expectNothingLeft(labels: Record<string, string>, withinMs = 0): 
   expect(left).toEqual({ containers: 0, volumes: 0 });
 }
 
-function agentWith(labels: Record<string, string>, harness: HarnessV1 = createTestHarness(), extra: object = {}) {
+/** An agent over a berth provider; `provider` adds provider options, `agent` HarnessAgent options. */
+function agentWith(
+  labels: Record<string, string>,
+  harness: HarnessV1 = createTestHarness(),
+  { provider = {}, agent = {} }: { provider?: object; agent?: object } = {},
+) {
   return new HarnessAgent({
     harness,
-    sandbox: createDockerSandboxProvider({ image: TEST_IMAGE, socketPath: testSocketPath(), workDir: '/workspace', labels, ...extra }),
-    ...extra,
+    sandbox: createDockerSandboxProvider({ image: TEST_IMAGE, socketPath: testSocketPath(), workDir: '/workspace', labels, ...provider }),
+    ...agent,
   } as ConstructorParameters<typeof HarnessAgent>[0]);
 }
 
@@ -128,7 +133,7 @@ describe.runIf(await engineAvailable())('HarnessAgent over berth: every lifecycl
   for (const named of [true, false]) {
     test(`doStart rejects (${named ? 'named' : 'unnamed'} session): the stopped container expires after removeAfterStopMs`, async () => {
       const labels = pathLabels();
-      const agent = agentWith(labels, failingHarness(), { removeAfterStopMs: SHORT_RETENTION_MS });
+      const agent = agentWith(labels, failingHarness(), { provider: { removeAfterStopMs: SHORT_RETENTION_MS } });
       await expect(agent.createSession(named ? { sessionId: testSessionId('f') } : {})).rejects.toThrow('doStart failed on purpose');
       // HarnessAgent cleaned up with stop() only: the container is still there, stopped.
       expect((await leftovers(labels)).containers).toBe(1);
@@ -140,11 +145,13 @@ describe.runIf(await engineAvailable())('HarnessAgent over berth: every lifecycl
     const labels = pathLabels();
     const bootstrapped: string[] = [];
     const agent = agentWith(labels, createTestHarness(), {
-      sandboxConfig: {
-        bootstrapHash: `h-${labels[PATH_LABEL]}`,
-        onBootstrap: async ({ session }: { session: { writeTextFile: (o: { path: string; content: string }) => Promise<void> } }) => {
-          bootstrapped.push('run');
-          await session.writeTextFile({ path: '/opt/berth-test-harness/extra.txt', content: 'extra\n' });
+      agent: {
+        sandboxConfig: {
+          bootstrapHash: `h-${labels[PATH_LABEL]}`,
+          onBootstrap: async ({ session }: { session: { writeTextFile: (o: { path: string; content: string }) => Promise<void> } }) => {
+            bootstrapped.push('run');
+            await session.writeTextFile({ path: '/opt/berth-test-harness/extra.txt', content: 'extra\n' });
+          },
         },
       },
     });

@@ -6,18 +6,32 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
+import { createContainerHandle } from '../container.mjs';
+import { createDockerSandboxProvider } from '../harness.mjs';
 import {
   createSession,
+  engineInfo,
+  ensureImage,
   EngineUnavailableError,
   InvalidArgumentError,
+  listSessions,
+  listTemplates,
   peek,
+  pruneTemplates,
+  reapOrphans,
+  recreateSession,
   removeTemplate,
   resumeSession,
+  SessionNotFoundError,
+  verifySession,
   type CreateSessionOptions,
   type Session,
 } from '../index.mjs';
+import { killAllChildren, startChild } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
+import { inspectContainer } from './helpers/engine-http.mjs';
+import { startEngineProxy } from './helpers/engine-proxy.mjs';
 import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks, listRunContainers } from './helpers/leak-check.mjs';
@@ -25,6 +39,22 @@ import { testLabels, testSessionId } from './helpers/run-label.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
 const NO_ENGINE = '/nonexistent.sock';
+
+/** What an unknown option key must be rejected with: the key, the allowed ones, the likely one. */
+function expectUnknownKey(error: InvalidArgumentError, field: string, suggestion?: string): void {
+  expect(error.details.field).toBe(field);
+  expect(error.details.reason).toMatch(/^unknown option/);
+  expect(error.details.allowed).toEqual(expect.arrayContaining([expect.any(String)]));
+  if (suggestion === undefined) {
+    expect(error.details.suggestion).toBeUndefined();
+  } else {
+    expect(error.details.suggestion).toBe(suggestion);
+    expect(error.message).toContain(`did you mean \`${suggestion}\``);
+    // The suggestion is one of the allowed keys (a nested one under its path).
+    expect(error.details.allowed).toContain(suggestion.replace(/^.*\./, ''));
+  }
+  expect(error.message).toContain(`\`${field}\``);
+}
 
 /**
  * Runs `call` with the real engine and with {@link NO_ENGINE}; both must be E_INVALID_ARGUMENT
@@ -196,6 +226,160 @@ describe.skipIf(!engineAvailable())('validation', () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         rmSync(dir, { recursive: true, force: true });
       }
+    });
+  });
+});
+
+describe.skipIf(!engineAvailable())('unknown option keys', () => {
+  afterAll(() => expectNoLeaks());
+
+  type Ids = { sessionId: string; labels: Record<string, string> };
+  /** [entry point, call with a misspelt or unknown key, the field named, the suggestion]. */
+  const entryPoints: [string, (ids: Ids, socketPath: string | undefined) => Promise<unknown>, string, string?][] = [
+    ['createSession { imagee }', ({ sessionId, labels }, socketPath) => createSession({ sessionId, image: TEST_IMAGE, imagee: TEST_IMAGE, labels, socketPath } as never), 'imagee', 'image'],
+    ['createSession { sesionId }', ({ sessionId, labels }, socketPath) => createSession({ sesionId: sessionId, image: TEST_IMAGE, labels, socketPath } as never), 'sesionId', 'sessionId'],
+    ['createSession { bogus }', ({ sessionId, labels }, socketPath) => createSession({ sessionId, image: TEST_IMAGE, labels, socketPath, bogus: 1 } as never), 'bogus'],
+    ['createSession mounts[0].readonly', ({ sessionId, labels }, socketPath) => createSession({ sessionId, image: TEST_IMAGE, labels, socketPath, mounts: [{ source: '/tmp', target: '/t', readonly: true }] } as never), 'mounts[0].readonly', 'mounts[0].readOnly'],
+    ['recreateSession { takeover }', ({ sessionId, labels }, socketPath) => recreateSession({ sessionId, image: TEST_IMAGE, labels, socketPath, takeover: true } as never), 'takeover', 'takeOver'],
+    ['resumeSession { takeover }', ({ sessionId }, socketPath) => resumeSession({ sessionId, takeover: true, socketPath } as never), 'takeover', 'takeOver'],
+    ['resumeSession spec.imagee', ({ sessionId }, socketPath) => resumeSession({ sessionId, spec: { imagee: 'x' }, socketPath } as never), 'spec.imagee', 'spec.image'],
+    ['verifySession { reapir }', ({ sessionId }, socketPath) => verifySession(sessionId, { reapir: false, socketPath } as never), 'reapir', 'repair'],
+    ['verifySession spec.writeablePaths', ({ sessionId }, socketPath) => verifySession(sessionId, { spec: { writeablePaths: ['/w'] }, socketPath } as never), 'spec.writeablePaths', 'spec.writablePaths'],
+    ['peek { bogus }', ({ sessionId }, socketPath) => peek(sessionId, { bogus: 1, socketPath } as never), 'bogus'],
+    ['peek { prefx }', ({ sessionId }, socketPath) => peek(sessionId, { prefx: 'p', socketPath } as never), 'prefx', 'prefix'],
+    ['listSessions { bogus }', (_, socketPath) => listSessions({ bogus: 1, socketPath } as never), 'bogus'],
+    ['listSessions { includeUnmanged }', (_, socketPath) => listSessions({ includeUnmanged: true, socketPath } as never), 'includeUnmanged'.replace('Unmanaged', 'Unmanged'), 'includeUnmanaged'],
+    ['reapOrphans { dryrun }', ({ labels }, socketPath) => reapOrphans({ labels, dryrun: true, socketPath } as never), 'dryrun', 'dryRun'],
+    ['engineInfo { socket }', (_, socketPath) => engineInfo({ socket: '/x', socketPath } as never), 'socket'],
+    ['engineInfo { conectTimeoutMs }', (_, socketPath) => engineInfo({ conectTimeoutMs: 5, socketPath } as never), 'conectTimeoutMs', 'connectTimeoutMs'],
+    ['ensureImage { platfrom }', (_, socketPath) => ensureImage(TEST_IMAGE, { platfrom: 'linux/amd64', socketPath } as never), 'platfrom', 'platform'],
+    ['listTemplates { lables }', ({ labels }, socketPath) => listTemplates({ lables: labels, socketPath } as never), 'lables', 'labels'],
+    ['removeTemplate { labels }', ({ labels }, socketPath) => removeTemplate('k', { labels, socketPath } as never), 'labels'],
+    ['pruneTemplates { bogus }', (_, socketPath) => pruneTemplates({ bogus: 1, socketPath } as never), 'bogus'],
+    ['createContainerHandle { bogus }', ({ sessionId }, socketPath) => Promise.resolve().then(() => createContainerHandle(sessionId, { image: TEST_IMAGE, bogus: 1, socketPath } as never).ready()), 'bogus'],
+    ['createContainerHandle { workdir }', ({ sessionId }, socketPath) => Promise.resolve().then(() => createContainerHandle(sessionId, { image: TEST_IMAGE, workdir: '/w', socketPath } as never).ready()), 'workdir', 'workDir'],
+    ['createDockerSandboxProvider { bogus }', ({ sessionId }, socketPath) => Promise.resolve().then(() => createDockerSandboxProvider({ image: TEST_IMAGE, bogus: 1, socketPath } as never).createSession({ sessionId })), 'bogus'],
+    ['createDockerSandboxProvider { sessionId }', ({ sessionId }, socketPath) => Promise.resolve().then(() => createDockerSandboxProvider({ image: TEST_IMAGE, sessionId, socketPath } as never).createSession({ sessionId })), 'sessionId'],
+    ['createDockerSandboxProvider { timeoutMS }', ({ sessionId }, socketPath) => Promise.resolve().then(() => createDockerSandboxProvider({ image: TEST_IMAGE, timeoutMS: 1, socketPath } as never).createSession({ sessionId })), 'timeoutMS', 'timeoutMs'],
+  ];
+
+  test.for(entryPoints)('%s: E_INVALID_ARGUMENT naming the key, no engine call, nothing created', async ([, call, field, suggestion], { sessionId, labels }) => {
+    const proxy = await startEngineProxy();
+    try {
+      const before = await listRunContainers();
+      // Through a counting proxy (no request at all) and with no engine (no connection tried).
+      for (const socketPath of [proxy.socketPath, NO_ENGINE]) {
+        const { value: error } = await proxy.during(() => expectBerthError(call({ sessionId, labels }, socketPath), InvalidArgumentError));
+        expectUnknownKey(error, field, suggestion);
+      }
+      expect(proxy.requests).toEqual([]);
+      expect(await listRunContainers()).toEqual(before);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('the provider and the container handle reject an unknown key synchronously, when made', ({ sessionId }) => {
+    const bad = [
+      () => createDockerSandboxProvider({ image: TEST_IMAGE, bogus: 1 } as never),
+      () => createContainerHandle(sessionId, { image: TEST_IMAGE, bogus: 1 } as never),
+    ];
+    for (const make of bad) {
+      expect(make).toThrow(InvalidArgumentError);
+      try {
+        make();
+      } catch (error) {
+        expectUnknownKey(error as InvalidArgumentError, 'bogus');
+      }
+    }
+  });
+
+  test('undefined-valued known keys, and keys a spec may carry from its create options, pass', async ({ sessionId, labels }) => {
+    expect(await peek(sessionId, { prefix: undefined, abortSignal: undefined })).toBeNull();
+    // Scoped to a label nothing carries: a real run that must find nothing to remove.
+    expect(await reapOrphans({ labels: { ...labels, 'berth.test-case': sessionId }, dryRun: undefined })).toMatchObject({ removed: [] });
+    // A resume's spec may be the very options the session was created with.
+    const createdWith: CreateSessionOptions = { sessionId, image: TEST_IMAGE, labels, removeAfterStopMs: 1000, socketPath: undefined };
+    await expectBerthError(resumeSession({ sessionId, spec: createdWith }), SessionNotFoundError);
+    await expectBerthError(verifySession(sessionId, { spec: createdWith }), SessionNotFoundError);
+  });
+
+  describe('a session method', () => {
+    let proxy: Awaited<ReturnType<typeof startEngineProxy>>;
+    let session: Session;
+    const marker = '/tmp/must-not-run';
+    beforeAll(async () => {
+      proxy = await startEngineProxy();
+      session = await createSession({ sessionId: testSessionId('unknown-keys'), image: TEST_IMAGE, labels: testLabels(), socketPath: proxy.socketPath });
+    });
+    afterAll(async () => {
+      // None of the rejected calls ran: the marker they would have made is absent.
+      expect((await session.exec(['test', '-e', marker])).exitCode).toBe(1);
+      await session?.remove();
+      await proxy?.close();
+    });
+
+    const methods: [string, (s: Session) => Promise<unknown>, string, string?][] = [
+      ['exec { cwdd }', (s) => s.exec(['touch', marker], { cwdd: '/' } as never), 'cwdd', 'cwd'],
+      ['exec { timeout }', (s) => s.exec(['touch', marker], { timeout: 5 } as never), 'timeout', 'timeoutMs'],
+      ['spawn { maxBufferBytes }', (s) => s.spawn(['touch', marker], { maxBufferBytes: 5 } as never), 'maxBufferBytes'],
+      ['spawn { envv }', (s) => s.spawn(['touch', marker], { envv: {} } as never), 'envv', 'env'],
+      ['readFile { signal }', (s) => s.readFile('/etc/hostname', { signal: new AbortController().signal } as never), 'signal'],
+      ['openFile { abortsignal }', (s) => s.openFile('/etc/hostname', { abortsignal: undefined } as never), 'abortsignal', 'abortSignal'],
+      ['writeFile { mdoe }', (s) => s.writeFile(marker, 'x', { mdoe: 0o600 } as never), 'mdoe', 'mode'],
+      ['writeFileStream { bogus }', (s) => s.writeFileStream(marker, [Buffer.from('x')], { bogus: 1 } as never), 'bogus'],
+      ['setTimeout { bogus }', (s) => s.setTimeout(60_000, { bogus: 1 } as never), 'bogus'],
+      ['commitTemplate { bogus }', (s) => s.commitTemplate('k', { bogus: 1 } as never), 'bogus'],
+      ['hostAddress { bogus }', (s) => s.hostAddress(80, { bogus: 1 } as never), 'bogus'],
+      ['workingDirectory { bogus }', (s) => s.workingDirectory({ bogus: 1 } as never), 'bogus'],
+      ['setNetworkPolicy policy.allowedHosts', (s) => s.setNetworkPolicy({ mode: 'deny-all', allowedHosts: [] } as never), 'policy.allowedHosts'],
+      ['setNetworkPolicy { bogus }', (s) => s.setNetworkPolicy({ mode: 'deny-all' }, { bogus: 1 } as never), 'bogus'],
+      ['stop { forse }', (s) => s.stop({ forse: true } as never), 'forse', 'force'],
+      ['remove { forse }', (s) => s.remove({ forse: true } as never), 'forse', 'force'],
+      ['release { bogus }', (s) => s.release({ bogus: 1 } as never), 'bogus'],
+    ];
+
+    test.for(methods)('%s: E_INVALID_ARGUMENT naming the key, no engine call', async ([, call, field, suggestion]) => {
+      const { value: error, requests } = await proxy.during(() => expectBerthError(call(session), InvalidArgumentError));
+      expectUnknownKey(error, field, suggestion);
+      expect(requests).toEqual([]);
+    });
+
+    test('a container handle method: E_INVALID_ARGUMENT naming the key, no engine call', async ({ sessionId }) => {
+      const handle = createContainerHandle(sessionId, { image: TEST_IMAGE, socketPath: proxy.socketPath });
+      for (const call of [
+        () => handle.ready({ bogus: 1 } as never),
+        () => handle.peek({ bogus: 1 } as never),
+        () => handle.remove({ bogus: 1 } as never),
+        () => handle.hostAddress(80, { bogus: 1 } as never),
+      ]) {
+        const { value: error, requests } = await proxy.during(() => expectBerthError(call(), InvalidArgumentError));
+        expectUnknownKey(error, 'bogus');
+        expect(requests).toEqual([]);
+      }
+      expect(handle.ownership).toBeNull();
+    });
+  });
+
+  describe('reapOrphans({ dryrun: true })', () => {
+    afterEach(killAllChildren);
+
+    test('rejects and removes nothing: the orphan is still there, and a real run removes it', async ({ sessionId, labels }) => {
+      const scope = { ...labels, 'berth.test-case': sessionId };
+      const owner = await startChild();
+      const created = await owner.call('createSession', { sessionId, image: TEST_IMAGE, labels: scope });
+      await owner.kill('SIGKILL');
+      const dry = await reapOrphans({ labels: scope, dryRun: true });
+      expect(dry.removed.map((e) => [e.id, e.reason])).toEqual([[created.id, 'owner-dead']]);
+
+      const error = await expectBerthError(reapOrphans({ labels: scope, dryrun: true } as never), InvalidArgumentError);
+      expectUnknownKey(error, 'dryrun', 'dryRun');
+      expect(error.message).toContain('did you mean `dryRun`');
+      expect((await inspectContainer(created.id))?.Id).toBe(created.id);
+
+      const real = await reapOrphans({ labels: scope });
+      expect(real.removed.map((e) => [e.id, e.reason])).toEqual([[created.id, 'owner-dead']]);
+      expect(await inspectContainer(created.id)).toBeNull();
     });
   });
 });

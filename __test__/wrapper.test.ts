@@ -8,6 +8,7 @@ import { peek } from '../lib/peek.js';
 import { resumeSession } from '../lib/resume-session.js';
 import { Session } from '../lib/session.js';
 import type { NativeSession } from '../lib/binding.js';
+import { closestKey } from '../lib/validate.js';
 
 function fakeNative(overrides: Partial<Record<keyof NativeSession, unknown>> = {}) {
   const defaults = {
@@ -78,6 +79,44 @@ describe('argument checks reject before any native call', () => {
     expect((await rejection(session.hostAddress(70000))).details.field).toBe('port');
     expect(native.exec).not.toHaveBeenCalled();
     expect(native.hostAddress).not.toHaveBeenCalled();
+  });
+});
+
+describe('unknown option keys', () => {
+  it('are rejected naming the key, the known ones and a near one, before any native call', async () => {
+    const resumed = await rejection(resumeSession({ sessionId: 's', takeover: true } as never));
+    expect(resumed.details).toMatchObject({ field: 'takeover', reason: 'unknown option; did you mean `takeOver`?', suggestion: 'takeOver' });
+    expect(resumed.details.allowed).toContain('takeOver');
+    expect(resumed.message).toContain('did you mean `takeOver`?');
+    const created = await rejection(createSession({ sessionId: 's', image: 'i', mounts: [{ source: '/a', target: '/b', ro: true }] } as never));
+    expect(created.details).toMatchObject({ field: 'mounts[0].ro', allowed: ['readOnly', 'source', 'target'] });
+    expect(created.details.suggestion).toBeUndefined();
+    const { native, session } = fakeNative();
+    expect((await rejection(session.stop({ forse: true } as never))).details.suggestion).toBe('force');
+    expect((await rejection(session.remove({ forse: true } as never))).details.field).toBe('forse');
+    expect((await rejection(session.exec(['ls'], { cwdd: '/' } as never))).details.suggestion).toBe('cwd');
+    expect(native.stop).not.toHaveBeenCalled();
+    expect(native.remove).not.toHaveBeenCalled();
+    expect(native.exec).not.toHaveBeenCalled();
+  });
+
+  it('a known key set to undefined passes', async () => {
+    const { native, session } = fakeNative();
+    await session.stop({ force: undefined, timeoutMs: undefined, abortSignal: undefined });
+    expect(native.stop).toHaveBeenCalledOnce();
+  });
+
+  it.each([
+    ['dryrun', ['prefix', 'dryRun'], 'dryRun'],
+    ['takeover', ['takeOver', 'exclusive'], 'takeOver'],
+    ['imagee', ['image', 'user'], 'image'],
+    ['sesionId', ['sessionId', 'image'], 'sessionId'],
+    ['reapir', ['repair', 'prefix'], 'repair'],
+    ['timeout', ['timeoutMs', 'cwd'], 'timeoutMs'],
+    ['bogus', ['image', 'user', 'ports', 'labels', 'force'], undefined],
+    ['x', ['y', 'env'], undefined],
+  ] as const)('closestKey(%s) is %s', (key, allowed, expected) => {
+    expect(closestKey(key, allowed)).toBe(expected);
   });
 });
 

@@ -1,7 +1,7 @@
-import type { CreateSpec } from './types';
+import { MOUNT_KEYS, type CreateSpec } from './types';
 import {
   compact,
-  expectObject,
+  expectOptions,
   expectOptionalBoolean,
   expectOptionalNumber,
   expectOptionalString,
@@ -78,7 +78,7 @@ function ports(value: unknown, field: string): number[] {
 
 function mounts(value: unknown, field: string): { source: string; target: string; readOnly?: boolean }[] {
   return list(value, field).map((mount, i) => {
-    expectObject(mount, `${field}[${i}]`);
+    expectOptions(mount, `${field}[${i}]`, MOUNT_KEYS, `${field}[${i}].`);
     expectString(mount.source, `${field}[${i}].source`);
     expectString(mount.target, `${field}[${i}].target`);
     expectOptionalBoolean(mount.readOnly, `${field}[${i}].readOnly`);

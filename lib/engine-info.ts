@@ -2,8 +2,8 @@ import { loadBinding, type NativeBinding } from './binding';
 import { engineOptions } from './engine-option';
 import { withAbort } from './abort';
 import { callNative } from './native-call';
-import type { EngineInfo, EngineInfoOptions } from './types';
-import { expectOptionalObject, expectOptionalSignal } from './validate';
+import { ENGINE_CALL_OPTION_KEYS, type EngineInfo, type EngineInfoOptions } from './types';
+import { expectOptionalOptions, expectOptionalSignal } from './validate';
 
 /**
  * Describes the engine the options select, connecting to it as every operation would:
@@ -23,7 +23,7 @@ import { expectOptionalObject, expectOptionalSignal } from './validate';
  * ```
  */
 export async function engineInfo(options: EngineInfoOptions = {}): Promise<EngineInfo> {
-  expectOptionalObject(options, 'options');
+  expectOptionalOptions(options, 'options', ENGINE_CALL_OPTION_KEYS);
   expectOptionalSignal(options.abortSignal, 'abortSignal');
   const native = engineOptions(options) as Parameters<NativeBinding['engineInfo']>[0];
   return (await callNative(() =>

@@ -3,8 +3,8 @@ import { engineOptions } from './engine-option';
 import { withAbort } from './abort';
 import { callNative } from './native-call';
 import { progressCallback } from './pull-progress';
-import type { EnsureImageOptions } from './types';
-import { compact, expectOptionalObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
+import { ENSURE_IMAGE_OPTION_KEYS, type EnsureImageOptions } from './types';
+import { compact, expectOptionalOptions, expectOptionalSignal, expectOptionalString, expectString } from './validate';
 
 /**
  * Makes sure `image` is present on the engine, pulling it when missing: what createSession
@@ -32,7 +32,7 @@ import { compact, expectOptionalObject, expectOptionalSignal, expectOptionalStri
  */
 export async function ensureImage(image: string, options: EnsureImageOptions = {}): Promise<void> {
   expectString(image, 'image');
-  expectOptionalObject(options, 'options');
+  expectOptionalOptions(options, 'options', ENSURE_IMAGE_OPTION_KEYS);
   expectOptionalString(options.platform, 'platform');
   expectOptionalSignal(options.abortSignal, 'abortSignal');
   const onProgress = progressCallback(options.onPullProgress);

@@ -3,11 +3,20 @@ import { engineOptions } from './engine-option';
 import { withAbort } from './abort';
 import { callNative } from './native-call';
 import { toPeekResult } from './peek';
-import type { Holder, HolderRole, ListSessionsOptions, Liveness, SessionListing, SessionScope } from './types';
+import {
+  LIST_SESSIONS_OPTION_KEYS,
+  type Holder,
+  type HolderRole,
+  type ListSessionsOptions,
+  type Liveness,
+  type SessionListing,
+  type SessionScope,
+} from './types';
 import {
   compact,
   expectOptionalBoolean,
-  expectOptionalObject,
+  expectOptionalOptions,
+  type OptionKeys,
   expectOptionalSignal,
   expectOptionalString,
   expectOptionalStringRecord,
@@ -41,7 +50,7 @@ import {
  * ```
  */
 export async function listSessions(options: ListSessionsOptions = {}): Promise<SessionListing[]> {
-  const scope = scopeOptions(options);
+  const scope = scopeOptions(options, LIST_SESSIONS_OPTION_KEYS);
   expectOptionalBoolean(options.includeUnmanaged, 'includeUnmanaged');
   const native = options.includeUnmanaged ? { ...scope, includeUnmanaged: true } : scope;
   const entries = await callNative(() =>
@@ -54,9 +63,15 @@ export async function listSessions(options: ListSessionsOptions = {}): Promise<S
   }));
 }
 
-/** Checks `prefix`, `labels` and engine selection; returns them without undefined members. */
-export function scopeOptions(options: SessionScope): NonNullable<Parameters<NativeBinding['reapOrphans']>[0]> {
-  expectOptionalObject(options, 'options');
+/**
+ * Checks the options' keys against `allowed` (the caller's options type), then `prefix`, `labels`
+ * and engine selection; returns those without undefined members.
+ */
+export function scopeOptions(
+  options: SessionScope,
+  allowed: OptionKeys,
+): NonNullable<Parameters<NativeBinding['reapOrphans']>[0]> {
+  expectOptionalOptions(options, 'options', allowed);
   expectOptionalString(options.prefix, 'prefix', { wellFormed: false });
   expectOptionalStringRecord(options.labels, 'labels');
   expectOptionalSignal(options.abortSignal, 'abortSignal');

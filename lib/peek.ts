@@ -2,8 +2,8 @@ import { loadBinding, type NativeBinding } from './binding';
 import { engineOptions } from './engine-option';
 import { withAbort } from './abort';
 import { callNative } from './native-call';
-import type { PeekOptions, PeekResult } from './types';
-import { compact, expectOptionalObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
+import { PEEK_OPTION_KEYS, type PeekOptions, type PeekResult } from './types';
+import { compact, expectOptionalOptions, expectOptionalSignal, expectOptionalString, expectString } from './validate';
 
 /**
  * Looks at a session's container without changing anything: never creates, starts,
@@ -26,7 +26,7 @@ import { compact, expectOptionalObject, expectOptionalSignal, expectOptionalStri
  */
 export async function peek(sessionId: string, options: PeekOptions = {}): Promise<PeekResult | null> {
   expectString(sessionId, 'sessionId', { wellFormed: false });
-  expectOptionalObject(options, 'options');
+  expectOptionalOptions(options, 'options', PEEK_OPTION_KEYS);
   expectOptionalString(options.prefix, 'prefix', { wellFormed: false });
   expectOptionalSignal(options.abortSignal, 'abortSignal');
   const native = compact({ prefix: options.prefix, ...engineOptions(options) }) as Parameters<

@@ -5,11 +5,11 @@ import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { progressCallback, type NativePullProgress } from './pull-progress';
 import { Session } from './session';
-import { MAX_REMOVE_AFTER_STOP_MS, type CreateSessionOptions, type FileAccess } from './types';
+import { CREATE_SESSION_OPTION_KEYS, MAX_REMOVE_AFTER_STOP_MS, type CreateSessionOptions, type FileAccess } from './types';
 import {
   compact,
   expectFileAccess,
-  expectObject,
+  expectOptions,
   expectOptionalNumber,
   expectOptionalSignal,
   expectOptionalString,
@@ -34,14 +34,14 @@ export interface PreparedCreate {
 /**
  * The shared opening of {@link createSession} and {@link recreateSession}: type-checks the
  * options (the value rules are the native core's), splits off the signal, the engine selection
- * and the pull options, and converts the create spec into the binding's form. Options other
- * than those are passed to the binding as given.
+ * and the pull options, and converts the create spec into the binding's form. An unknown option
+ * is rejected.
  *
  * @param options A create spec with engine selection, pull options and `abortSignal`.
  * @throws InvalidArgumentError `E_INVALID_ARGUMENT` naming the first bad option, before any engine call.
  */
 export function prepare(options: CreateSessionOptions): PreparedCreate {
-  expectObject(options, 'options');
+  expectOptions(options, 'options', CREATE_SESSION_OPTION_KEYS);
   const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, removeAfterStopMs, timeoutMs, files, ...spec } =
     options;
   expectString(spec.sessionId, 'sessionId', { wellFormed: false });

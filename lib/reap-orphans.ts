@@ -2,7 +2,7 @@ import { loadBinding } from './binding';
 import { withAbort } from './abort';
 import { callNative } from './native-call';
 import { scopeOptions } from './list-sessions';
-import type { ReapEntry, ReapOptions, ReapReport, SettledReplacement } from './types';
+import { REAP_OPTION_KEYS, type ReapEntry, type ReapOptions, type ReapReport, type SettledReplacement } from './types';
 import { expectOptionalBoolean } from './validate';
 
 /**
@@ -38,7 +38,7 @@ import { expectOptionalBoolean } from './validate';
  * ```
  */
 export async function reapOrphans(options: ReapOptions = {}): Promise<ReapReport> {
-  const scope = scopeOptions(options);
+  const scope = scopeOptions(options, REAP_OPTION_KEYS);
   expectOptionalBoolean(options.dryRun, 'dryRun');
   const native = options.dryRun === undefined ? scope : { ...scope, dryRun: options.dryRun };
   const report = await callNative(() =>

@@ -1,8 +1,8 @@
 import { loadBinding } from './binding';
 import { prepare, runCreate } from './prepare-create';
 import type { Session } from './session';
-import type { RecreateSessionOptions } from './types';
-import { expectObject, expectOptionalBoolean } from './validate';
+import { RECREATE_SESSION_OPTION_KEYS, type RecreateSessionOptions } from './types';
+import { expectOptionalBoolean, expectOptions } from './validate';
 
 /**
  * Replaces a session's container with a new one made from `options`, explicitly, with rollback.
@@ -47,7 +47,7 @@ import { expectObject, expectOptionalBoolean } from './validate';
  * ```
  */
 export async function recreateSession(options: RecreateSessionOptions): Promise<Session> {
-  expectObject(options, 'options');
+  expectOptions(options, 'options', RECREATE_SESSION_OPTION_KEYS);
   const { takeOver, ...create } = options;
   const prepared = prepare(create);
   expectOptionalBoolean(takeOver, 'takeOver');

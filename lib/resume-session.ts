@@ -4,13 +4,13 @@ import { toNativeSpec } from './create-spec';
 import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { Session } from './session';
-import type { ResumeSessionOptions } from './types';
+import { RESUME_SESSION_OPTION_KEYS, SPEC_OPTION_KEYS, type ResumeSessionOptions } from './types';
 import {
   expectFileAccess,
   compact,
-  expectObject,
   expectOptionalBoolean,
-  expectOptionalObject,
+  expectOptionalOptions,
+  expectOptions,
   expectOptionalSignal,
   expectOptionalString,
   expectString,
@@ -65,7 +65,7 @@ export async function resumeSession(options: ResumeSessionOptions): Promise<Sess
  * rule) the handle never shares this process's duty: it is `adopted` even in the creating process.
  */
 export async function resumeWith(options: ResumeSessionOptions, perHandle: boolean): Promise<Session> {
-  expectObject(options, 'options');
+  expectOptions(options, 'options', RESUME_SESSION_OPTION_KEYS);
   const { sessionId, prefix, exclusive, takeOver, spec, onDrift, verify, abortSignal, engine, socketPath, connectTimeoutMs, files } =
     options;
   expectString(sessionId, 'sessionId', { wellFormed: false });
@@ -73,7 +73,7 @@ export async function resumeWith(options: ResumeSessionOptions, perHandle: boole
   expectOptionalBoolean(exclusive, 'exclusive');
   expectOptionalBoolean(takeOver, 'takeOver');
   expectOptionalBoolean(verify, 'verify');
-  expectOptionalObject(spec, 'spec');
+  expectOptionalOptions(spec, 'spec', SPEC_OPTION_KEYS, 'spec.');
   if (onDrift !== undefined && onDrift !== 'report' && onDrift !== 'error') {
     invalid('onDrift', "expected 'report' or 'error'");
   }

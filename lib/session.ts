@@ -25,13 +25,23 @@ import type {
   StopOptions,
   StopResult,
 } from './types';
-import { MAX_REMOVE_AFTER_STOP_MS } from './types';
+import {
+  CALL_OPTION_KEYS,
+  EXEC_OPTION_KEYS,
+  MAX_REMOVE_AFTER_STOP_MS,
+  NETWORK_POLICY_KEYS,
+  READ_FILE_OPTION_KEYS,
+  REMOVE_OPTION_KEYS,
+  SPAWN_OPTION_KEYS,
+  STOP_OPTION_KEYS,
+  WRITE_FILE_OPTION_KEYS,
+} from './types';
 import {
   compact,
-  expectObject,
   expectOptionalNumber,
   expectOptionalBoolean,
-  expectOptionalObject,
+  expectOptionalOptions,
+  expectOptions,
   expectOptionalSignal,
   expectOptionalString,
   expectOptionalStringRecord,
@@ -93,7 +103,7 @@ export class Session implements AsyncDisposable {
   async setTimeout(ms: number, options: CallOptions = {}): Promise<number> {
     if (ms === undefined) expectOptionalNumber(null, 'ms');
     expectOptionalNumber(ms, 'ms', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
-    expectOptionalObject(options, 'options');
+    expectOptionalOptions(options, 'options', CALL_OPTION_KEYS);
     const signal = options.abortSignal;
     expectOptionalSignal(signal, 'abortSignal');
     const deadline = await callNative(() => withAbort(signal, 'setTimeout', (token) => this.#native.setTimeout(ms, token)));
@@ -162,7 +172,7 @@ export class Session implements AsyncDisposable {
    */
   async exec(argv: string[], options: ExecOptions = {}): Promise<ExecResult> {
     expectStringArray(argv, 'argv', 1);
-    expectOptionalObject(options, 'options');
+    expectOptionalOptions(options, 'options', EXEC_OPTION_KEYS);
     const { cwd, env, user, timeoutMs, maxBufferBytes, stdin, abortSignal } = options;
     expectOptionalString(cwd, 'cwd');
     expectOptionalStringRecord(env, 'env');
@@ -198,7 +208,7 @@ export class Session implements AsyncDisposable {
    */
   async spawn(argv: string[], options: SpawnOptions = {}): Promise<ExecProcess> {
     expectStringArray(argv, 'argv', 1);
-    expectOptionalObject(options, 'options');
+    expectOptionalOptions(options, 'options', SPAWN_OPTION_KEYS);
     const { cwd, env, user, timeoutMs, stdin, abortSignal } = options;
     expectOptionalString(cwd, 'cwd');
     expectOptionalStringRecord(env, 'env');
@@ -237,7 +247,7 @@ export class Session implements AsyncDisposable {
    */
   async readFile(path: string, options: ReadFileOptions = {}): Promise<Buffer | null> {
     expectString(path, 'path');
-    expectOptionalObject(options, 'options');
+    expectOptionalOptions(options, 'options', READ_FILE_OPTION_KEYS);
     expectOptionalSignal(options.abortSignal, 'abortSignal');
     return callNative(() => withAbort(options.abortSignal, 'readFile', (token) => this.#native.readFile(path, token)));
   }
@@ -254,6 +264,7 @@ export class Session implements AsyncDisposable {
    */
   async openFile(path: string, options: ReadFileOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
     expectString(path, 'path');
+    expectOptionalOptions(options, 'options', READ_FILE_OPTION_KEYS);
     const { abortSignal } = options;
     expectOptionalSignal(abortSignal, 'abortSignal');
     const reader = await callNative(() => withAbort(abortSignal, 'openFile', (token) => this.#native.openFile(path, token)));
@@ -390,7 +401,7 @@ export class Session implements AsyncDisposable {
    * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once the container is gone.
    */
   async setNetworkPolicy(policy: NetworkPolicy, options: CallOptions = {}): Promise<void> {
-    expectObject(policy, 'policy');
+    expectOptions(policy, 'policy', NETWORK_POLICY_KEYS, 'policy.');
     expectString(policy.mode, 'mode');
     const signal = callSignal(options);
     return callNative(() =>
@@ -412,7 +423,7 @@ export class Session implements AsyncDisposable {
    *   (`E_ABORTED` at once; the container may still stop, as the engine received the request).
    */
   async stop(options: StopOptions = {}): Promise<StopResult> {
-    expectOptionalObject(options, 'options');
+    expectOptionalOptions(options, 'options', STOP_OPTION_KEYS);
     expectOptionalBoolean(options.force, 'force');
     expectOptionalNumber(options.timeoutMs, 'timeoutMs', { min: 0 });
     expectOptionalSignal(options.abortSignal, 'abortSignal');
@@ -438,7 +449,7 @@ export class Session implements AsyncDisposable {
    * @throws AbortedError `E_ABORTED` when `abortSignal` fires (the duty is kept).
    */
   async remove(options: RemoveOptions = {}): Promise<RemoveResult> {
-    expectOptionalObject(options, 'options');
+    expectOptionalOptions(options, 'options', REMOVE_OPTION_KEYS);
     expectOptionalBoolean(options.force, 'force');
     expectOptionalSignal(options.abortSignal, 'abortSignal');
     const native = compact({ force: options.force });
@@ -471,7 +482,7 @@ export class Session implements AsyncDisposable {
 
 /** The checked `abortSignal` of a method's `CallOptions`. */
 function callSignal(options: CallOptions): AbortSignal | undefined {
-  expectOptionalObject(options, 'options');
+  expectOptionalOptions(options, 'options', CALL_OPTION_KEYS);
   expectOptionalSignal(options.abortSignal, 'abortSignal');
   return options.abortSignal;
 }
@@ -484,7 +495,7 @@ function toBuffer(value: unknown, field = 'stdin'): Buffer | undefined {
 }
 
 function checkWriteOptions(options: WriteFileOptions): WriteFileOptions {
-  expectOptionalObject(options, 'options');
+  expectOptionalOptions(options, 'options', WRITE_FILE_OPTION_KEYS);
   expectOptionalNumber(options.mode, 'mode', { min: 0, max: 0o7777 });
   expectOptionalSignal(options.abortSignal, 'abortSignal');
   return options;

@@ -2,8 +2,16 @@ import { withAbort } from './abort';
 import { loadBinding } from './binding';
 import { engineOptions, type NativeEngineOptions } from './engine-option';
 import { callNative } from './native-call';
-import type { CallOptions, EngineOptions } from './types';
-import { compact, expectOptionalObject, expectOptionalSignal, expectOptionalStringRecord, expectString } from './validate';
+import { ENGINE_CALL_OPTION_KEYS, ENGINE_OPTION_KEYS, type CallOptions, type EngineOptions } from './types';
+import {
+  compact,
+  expectOptionalOptions,
+  expectOptionalSignal,
+  expectOptionalStringRecord,
+  expectString,
+  optionKeys,
+  type OptionKeys,
+} from './validate';
 
 /** The local image repository templates live in (`berth-template:<key>`); never pushed. */
 export const TEMPLATE_REPO = 'berth-template';
@@ -30,8 +38,14 @@ export interface TemplateOptions extends EngineOptions, CallOptions {
   labels?: Record<string, string>;
 }
 
-function nativeOptions(options: TemplateOptions): NativeEngineOptions & { labels?: Record<string, string> } {
-  expectOptionalObject(options, 'options');
+/** @internal Keys of {@link TemplateOptions}. */
+const TEMPLATE_OPTION_KEYS = optionKeys<TemplateOptions>()(['labels', ...ENGINE_OPTION_KEYS, 'abortSignal']);
+
+function nativeOptions(
+  options: TemplateOptions,
+  allowed: OptionKeys = TEMPLATE_OPTION_KEYS,
+): NativeEngineOptions & { labels?: Record<string, string> } {
+  expectOptionalOptions(options, 'options', allowed);
   expectOptionalStringRecord(options.labels, 'labels');
   expectOptionalSignal(options.abortSignal, 'abortSignal');
   return compact({ labels: options.labels, ...engineOptions(options) });
@@ -68,7 +82,7 @@ export async function removeTemplate(
   options: EngineOptions & CallOptions = {},
 ): Promise<'removed' | 'in-use' | 'absent'> {
   expectString(key, 'key');
-  const native = nativeOptions(options);
+  const native = nativeOptions(options, ENGINE_CALL_OPTION_KEYS);
   return (await callNative(() =>
     withAbort(options.abortSignal, 'removeTemplate', (token) => loadBinding().removeTemplate(key, native, token)),
   )) as 'removed' | 'in-use' | 'absent';
@@ -85,8 +99,9 @@ export async function removeTemplate(
 export async function pruneTemplates(options: TemplateOptions = {}): Promise<{ removed: string[]; kept: string[] }> {
   const removed: string[] = [];
   const kept: string[] = [];
+  const { labels: _filter, ...each } = options ?? {};
   for (const t of await listTemplates(options)) {
-    const outcome = await removeTemplate(t.key, options);
+    const outcome = await removeTemplate(t.key, each);
     if (outcome === 'in-use') kept.push(t.key);
     else if (outcome === 'removed') removed.push(t.key);
   }
@@ -95,7 +110,7 @@ export async function pruneTemplates(options: TemplateOptions = {}): Promise<{ r
 
 /** @internal Whether `berth-template:<key>` exists (`GET /images/{ref}/json`). */
 export async function templateExists(key: string, options: EngineOptions & CallOptions = {}): Promise<boolean> {
-  const native = nativeOptions(options);
+  const native = nativeOptions(options, ENGINE_CALL_OPTION_KEYS);
   return callNative(() =>
     withAbort(options.abortSignal, 'templateExists', (token) => loadBinding().templateExists(key, native, token)),
   );

@@ -1,7 +1,12 @@
 /**
  * Public shapes of `@berth/core` (docs/design.md#public-api). Units are in the names or the docs:
  * durations in milliseconds, sizes in bytes.
+ *
+ * Each options type has its allowed keys listed right after it (`*_KEYS`, internal): an unknown
+ * key is `E_INVALID_ARGUMENT` before any engine call, and {@link optionKeys} makes a list that
+ * misses a key of its type a compile error.
  */
+import { optionKeys } from './validate';
 
 /** A container engine berth can talk to. */
 export type EngineName = 'docker' | 'podman';
@@ -26,6 +31,10 @@ export interface EngineOptions {
   connectTimeoutMs?: number;
 }
 
+/** @internal Keys of {@link EngineOptions}. */
+export const ENGINE_OPTION_KEYS = ['engine', 'socketPath', 'connectTimeoutMs'] as const;
+optionKeys<EngineOptions>()(ENGINE_OPTION_KEYS);
+
 /**
  * The caller's bound on one call. Every engine request of the call is raced against the
  * signal (and against the call's own deadline where it has one, such as exec's `timeoutMs`)
@@ -36,6 +45,9 @@ export interface CallOptions {
   /** Aborts the call: it rejects with `E_ABORTED`; what it created on the way is removed by id. */
   abortSignal?: AbortSignal;
 }
+
+/** @internal Keys of {@link CallOptions}. */
+export const CALL_OPTION_KEYS = optionKeys<CallOptions>()(['abortSignal']);
 
 /** One image pull progress event, as the engine reports it (Podman reports few). */
 export interface PullProgress {
@@ -61,11 +73,19 @@ export interface PullOptions {
   onPullProgress?: (progress: PullProgress) => void;
 }
 
+/** @internal Keys of {@link PullOptions}. */
+export const PULL_OPTION_KEYS = ['platform', 'onPullProgress'] as const;
+optionKeys<PullOptions>()(PULL_OPTION_KEYS);
+
 /** Options of {@link ensureImage}. */
 export interface EnsureImageOptions extends PullOptions, EngineOptions, CallOptions {}
+/** @internal Keys of {@link EnsureImageOptions}. */
+export const ENSURE_IMAGE_OPTION_KEYS = optionKeys<EnsureImageOptions>()([...PULL_OPTION_KEYS, ...ENGINE_OPTION_KEYS, 'abortSignal']);
 
 /** Options of {@link engineInfo}. */
 export interface EngineInfoOptions extends EngineOptions, CallOptions {}
+/** @internal Keys of {@link EngineInfoOptions} (engine selection and `abortSignal`). */
+export const ENGINE_CALL_OPTION_KEYS = optionKeys<EngineInfoOptions>()([...ENGINE_OPTION_KEYS, 'abortSignal']);
 
 /** What {@link engineInfo} reports about the engine the options select. */
 export interface EngineInfo {
@@ -198,6 +218,10 @@ export interface SessionScope extends EngineOptions, CallOptions {
   labels?: Record<string, string>;
 }
 
+/** @internal Keys of {@link SessionScope}. */
+export const SESSION_SCOPE_KEYS = ['prefix', 'labels', ...ENGINE_OPTION_KEYS, 'abortSignal'] as const;
+optionKeys<SessionScope>()(SESSION_SCOPE_KEYS);
+
 /** Options of {@link listSessions}: the scope, plus the containers berth does not manage. */
 export interface ListSessionsOptions extends SessionScope {
   /**
@@ -212,11 +236,17 @@ export interface ListSessionsOptions extends SessionScope {
   includeUnmanaged?: boolean;
 }
 
+/** @internal Keys of {@link ListSessionsOptions}. */
+export const LIST_SESSIONS_OPTION_KEYS = optionKeys<ListSessionsOptions>()([...SESSION_SCOPE_KEYS, 'includeUnmanaged']);
+
 /** Options of {@link reapOrphans}. */
 export interface ReapOptions extends SessionScope {
   /** Report what would be removed and remove nothing. @default false */
   dryRun?: boolean;
 }
+
+/** @internal Keys of {@link ReapOptions}. */
+export const REAP_OPTION_KEYS = optionKeys<ReapOptions>()([...SESSION_SCOPE_KEYS, 'dryRun']);
 
 /** A container the reaper removed or kept. */
 export interface ReapEntry {
@@ -297,7 +327,10 @@ export interface Verification {
 export interface VerifySessionOptions extends EngineOptions {
   /** Container name prefix. @default 'berth' */
   prefix?: string;
-  /** Mounts, ports, writable paths and the user to probe them as. Other create-spec fields are accepted and ignored. */
+  /**
+   * Mounts, ports, writable paths and the user to probe them as. Other create-spec fields (and
+   * the other createSession options) are accepted and ignored; any other key is `E_INVALID_ARGUMENT`.
+   */
   spec?: Partial<CreateSpec>;
   /** Repair repairable findings in place and verify again; a hard finding left rejects. `false`: report only. @default true */
   repair?: boolean;
@@ -305,8 +338,24 @@ export interface VerifySessionOptions extends EngineOptions {
   abortSignal?: AbortSignal;
 }
 
-/** Options of {@link recreateSession}: the new container's spec, engine selection, pull options. */
-export interface RecreateSessionOptions extends CreateSpec, EngineOptions, PullOptions {
+/** @internal Keys of {@link VerifySessionOptions}. */
+export const VERIFY_SESSION_OPTION_KEYS = optionKeys<VerifySessionOptions>()([
+  'prefix',
+  'spec',
+  'repair',
+  'abortSignal',
+  ...ENGINE_OPTION_KEYS,
+]);
+
+/**
+ * Options of {@link recreateSession}: the new container's spec, engine selection, pull options,
+ * and the create options `files`, `removeAfterStopMs` and `timeoutMs` (as {@link CreateSessionOptions}'s).
+ */
+export interface RecreateSessionOptions
+  extends CreateSpec,
+    EngineOptions,
+    PullOptions,
+    Pick<CreateSessionOptions, 'files' | 'removeAfterStopMs' | 'timeoutMs'> {
   /** When the session's duty holder is dead, take the duty over first (as resumeSession's `takeOver`). @default false */
   takeOver?: boolean;
   /** Aborts the recreation: whatever it changed is rolled back before the promise rejects. */
@@ -343,6 +392,9 @@ export interface Mount {
   /** Mount read-only. @default false */
   readOnly?: boolean;
 }
+
+/** @internal Keys of {@link Mount}. */
+export const MOUNT_KEYS = optionKeys<Mount>()(['source', 'target', 'readOnly']);
 
 /** Everything that defines a session's container (the createSession options minus engine and abort). */
 export interface CreateSpec {
@@ -420,6 +472,32 @@ export interface CreateSpec {
   pidsLimit?: number;
 }
 
+/** @internal Keys of {@link CreateSpec}. */
+export const CREATE_SPEC_KEYS = [
+  'sessionId',
+  'image',
+  'prefix',
+  'workDir',
+  'ports',
+  'env',
+  'user',
+  'setupCommands',
+  'mounts',
+  'mountRoots',
+  'allowHostEscape',
+  'writablePaths',
+  'labels',
+  'entrypoint',
+  'networkMode',
+  'capDrop',
+  'noNewPrivileges',
+  'readOnlyRootFilesystem',
+  'memoryBytes',
+  'cpus',
+  'pidsLimit',
+] as const;
+optionKeys<CreateSpec>()(CREATE_SPEC_KEYS);
+
 /**
  * Who the session's file calls (`readFile`, `writeFile`, `openFile`, `writeFileStream`, the
  * harness provider's file methods) act as.
@@ -461,6 +539,27 @@ export interface CreateSessionOptions extends CreateSpec, EngineOptions, PullOpt
   timeoutMs?: number;
 }
 
+/** @internal Keys of {@link CreateSessionOptions}. */
+export const CREATE_SESSION_OPTION_KEYS_LIST = [
+  ...CREATE_SPEC_KEYS,
+  ...ENGINE_OPTION_KEYS,
+  ...PULL_OPTION_KEYS,
+  'abortSignal',
+  'files',
+  'removeAfterStopMs',
+  'timeoutMs',
+] as const;
+/** @internal Keys of {@link CreateSessionOptions}. */
+export const CREATE_SESSION_OPTION_KEYS = optionKeys<CreateSessionOptions>()(CREATE_SESSION_OPTION_KEYS_LIST);
+/**
+ * @internal Keys a resume's or verify's `spec` may carry: those of the create options, so the
+ * options a session was created with can be passed as its `spec` (fields beyond the create spec
+ * are ignored there, as before); anything else is a misspelling.
+ */
+export const SPEC_OPTION_KEYS = CREATE_SESSION_OPTION_KEYS;
+/** @internal Keys of {@link RecreateSessionOptions}. */
+export const RECREATE_SESSION_OPTION_KEYS = optionKeys<RecreateSessionOptions>()([...CREATE_SESSION_OPTION_KEYS_LIST, 'takeOver']);
+
 /** The longest `removeAfterStopMs`, `timeoutMs` or `setTimeout` ms, in milliseconds (30 days). */
 export const MAX_REMOVE_AFTER_STOP_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -476,7 +575,11 @@ export interface ResumeSessionOptions extends EngineOptions {
   exclusive?: boolean;
   /** Take over the removal duty from a dead owner (`ownership: 'inherited'`). @default false */
   takeOver?: boolean;
-  /** Fields to compare with the creation digests; differences are reported in `drift`. */
+  /**
+   * Fields to compare with the creation digests; differences are reported in `drift`. The
+   * createSession options themselves may be passed (their other keys are ignored); any other
+   * key is `E_INVALID_ARGUMENT`.
+   */
   spec?: Partial<CreateSpec>;
   /** `'error'` turns any drift into `E_SPEC_DRIFT` and adopts nothing. @default 'report' */
   onDrift?: 'report' | 'error';
@@ -490,11 +593,28 @@ export interface ResumeSessionOptions extends EngineOptions {
   abortSignal?: AbortSignal;
 }
 
+/** @internal Keys of {@link ResumeSessionOptions}. */
+export const RESUME_SESSION_OPTION_KEYS = optionKeys<ResumeSessionOptions>()([
+  'sessionId',
+  'files',
+  'prefix',
+  'exclusive',
+  'takeOver',
+  'spec',
+  'onDrift',
+  'verify',
+  'abortSignal',
+  ...ENGINE_OPTION_KEYS,
+]);
+
 /** Options of {@link peek}. */
 export interface PeekOptions extends EngineOptions, CallOptions {
   /** Container name prefix. @default 'berth' */
   prefix?: string;
 }
+
+/** @internal Keys of {@link PeekOptions}. */
+export const PEEK_OPTION_KEYS = optionKeys<PeekOptions>()(['prefix', ...ENGINE_OPTION_KEYS, 'abortSignal']);
 
 /** Options of {@link Session.exec}. */
 export interface ExecOptions {
@@ -514,14 +634,24 @@ export interface ExecOptions {
   abortSignal?: AbortSignal;
 }
 
+/** @internal Keys of {@link ExecOptions}. */
+export const EXEC_OPTION_KEYS_LIST = ['cwd', 'env', 'user', 'timeoutMs', 'maxBufferBytes', 'stdin', 'abortSignal'] as const;
+/** @internal Keys of {@link ExecOptions}. */
+export const EXEC_OPTION_KEYS = optionKeys<ExecOptions>()(EXEC_OPTION_KEYS_LIST);
+
 /** Options of {@link Session.spawn}: those of {@link ExecOptions} except the buffer cap (nothing is buffered). */
 export type SpawnOptions = Omit<ExecOptions, 'maxBufferBytes'>;
+/** @internal Keys of {@link SpawnOptions}. */
+export const SPAWN_OPTION_KEYS = optionKeys<SpawnOptions>()(['cwd', 'env', 'user', 'timeoutMs', 'stdin', 'abortSignal']);
 
 /** Options of {@link Session.readFile} and {@link Session.openFile}. */
 export interface ReadFileOptions {
   /** Aborts the read (`E_ABORTED`, at once, whatever the engine does); cancels a stream being read. */
   abortSignal?: AbortSignal;
 }
+
+/** @internal Keys of {@link ReadFileOptions}. */
+export const READ_FILE_OPTION_KEYS = optionKeys<ReadFileOptions>()(['abortSignal']);
 
 /** Options of {@link Session.writeFile} and {@link Session.writeFileStream}. */
 export interface WriteFileOptions {
@@ -530,6 +660,9 @@ export interface WriteFileOptions {
   /** Cancels the upload and rejects with `E_ABORTED`. */
   abortSignal?: AbortSignal;
 }
+
+/** @internal Keys of {@link WriteFileOptions}. */
+export const WRITE_FILE_OPTION_KEYS = optionKeys<WriteFileOptions>()(['mode', 'abortSignal']);
 
 /** A finished exec. */
 export interface ExecResult {
@@ -549,6 +682,9 @@ export interface NetworkPolicy {
   mode: 'allow-all' | 'deny-all';
 }
 
+/** @internal Keys of {@link NetworkPolicy}. */
+export const NETWORK_POLICY_KEYS = optionKeys<NetworkPolicy>()(['mode']);
+
 /**
  * Options of {@link Session.stop}. Only an owner (created or inherited) stops the container;
  * an adopted handle resolves `{ stopped: false, reason: 'not-owner' }` without an engine call
@@ -561,6 +697,9 @@ export interface StopOptions extends CallOptions {
   timeoutMs?: number;
 }
 
+/** @internal Keys of {@link StopOptions}. */
+export const STOP_OPTION_KEYS = optionKeys<StopOptions>()(['force', 'timeoutMs', 'abortSignal']);
+
 /** Outcome of {@link Session.stop}; `reason` is e.g. `'not-owner'` when nothing was done. */
 export interface StopResult {
   stopped: boolean;
@@ -572,6 +711,9 @@ export interface RemoveOptions extends CallOptions {
   /** Remove even an adopted session. @default false */
   force?: boolean;
 }
+
+/** @internal Keys of {@link RemoveOptions}. */
+export const REMOVE_OPTION_KEYS = optionKeys<RemoveOptions>()(['force', 'abortSignal']);
 
 /** Outcome of {@link Session.release}: `reason` is `'owner'` or `'already-released'` when `released` is false. */
 export interface ReleaseResult {

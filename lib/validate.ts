@@ -129,3 +129,91 @@ export function expectFileAccess(value: unknown, field = 'files'): asserts value
 export function compact<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
+
+/**
+ * The keys an options type allows, written once next to the type: `optionKeys<T>()([...])`
+ * does not compile unless the list names every key of `T` and nothing else, so an option
+ * added to the type without its key (or a key without the option) is a type error.
+ */
+export function optionKeys<T extends object>() {
+  return <const K extends readonly (keyof T & string)[]>(
+    keys: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> }),
+  ): OptionKeys => new Set<string>(keys);
+}
+
+/** The allowed keys of one options type (see {@link optionKeys}). */
+export type OptionKeys = ReadonlySet<string>;
+
+/**
+ * Rejects a key of `value` (an options object, already checked to be an object) that is not in
+ * `allowed`, with `E_INVALID_ARGUMENT` naming it (`details.field`, prefixed by `path`), the
+ * allowed keys (`details.allowed`) and, when one is near, the likely one (`details.suggestion`,
+ * also in the message: `dryrun` → `dryRun`). A known key whose value is `undefined` passes.
+ *
+ * @param path Prefix of the field names (`''`, `'spec.'`, `'mounts[0].'`).
+ */
+export function expectKnownKeys(value: object, allowed: OptionKeys, path = ''): void {
+  for (const key of Object.keys(value)) {
+    if (allowed.has(key)) continue;
+    const field = `${path}${key}`;
+    const suggestion = closestKey(key, allowed);
+    const known = [...allowed].sort();
+    const reason = suggestion === undefined ? 'unknown option' : `unknown option; did you mean \`${path}${suggestion}\`?`;
+    throw new InvalidArgumentError(
+      `invalid argument \`${field}\`: ${reason} (known: ${known.join(', ')})`,
+      { details: { field, reason, allowed: known, ...(suggestion === undefined ? {} : { suggestion: `${path}${suggestion}` }) } },
+    );
+  }
+}
+
+/** `value` must be undefined or a plain object whose keys are all in `allowed`. */
+export function expectOptionalOptions(
+  value: unknown,
+  field: string,
+  allowed: OptionKeys,
+  path = '',
+): asserts value is Record<string, unknown> | undefined {
+  if (value === undefined) return;
+  expectObject(value, field);
+  expectKnownKeys(value, allowed, path);
+}
+
+/** `value` must be a plain object whose keys are all in `allowed`. */
+export function expectOptions(value: unknown, field: string, allowed: OptionKeys, path = ''): asserts value is Record<string, unknown> {
+  expectObject(value, field);
+  expectKnownKeys(value, allowed, path);
+}
+
+/**
+ * The allowed key nearest to `key`: the same but for case, else within a small edit distance
+ * (adjacent swaps count one); undefined when none is near enough to be a likely misspelling.
+ */
+export function closestKey(key: string, allowed: Iterable<string>): string | undefined {
+  const lower = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Math.min(3, Math.floor(key.length / 3));
+  for (const candidate of allowed) {
+    const d = editDistance(lower, candidate.toLowerCase());
+    if (d === 0) return candidate;
+    if (d <= bestDistance && (best === undefined || d < bestDistance)) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions). */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}

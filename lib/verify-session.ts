@@ -4,8 +4,15 @@ import { toNativeSpec } from './create-spec';
 import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { finding } from './session';
-import type { Verification, VerifySessionOptions } from './types';
-import { compact, expectOptionalBoolean, expectOptionalObject, expectOptionalSignal, expectOptionalString, expectString } from './validate';
+import { SPEC_OPTION_KEYS, VERIFY_SESSION_OPTION_KEYS, type Verification, type VerifySessionOptions } from './types';
+import {
+  compact,
+  expectOptionalBoolean,
+  expectOptionalOptions,
+  expectOptionalSignal,
+  expectOptionalString,
+  expectString,
+} from './validate';
 
 /**
  * Verifies a session's container and, by default, repairs in place what can be repaired.
@@ -51,10 +58,10 @@ import { compact, expectOptionalBoolean, expectOptionalObject, expectOptionalSig
  */
 export async function verifySession(sessionId: string, options: VerifySessionOptions = {}): Promise<Verification> {
   expectString(sessionId, 'sessionId', { wellFormed: false });
-  expectOptionalObject(options, 'options');
+  expectOptionalOptions(options, 'options', VERIFY_SESSION_OPTION_KEYS);
   const { prefix, spec, repair, abortSignal, engine, socketPath, connectTimeoutMs } = options;
   expectOptionalString(prefix, 'prefix', { wellFormed: false });
-  expectOptionalObject(spec, 'spec');
+  expectOptionalOptions(spec, 'spec', SPEC_OPTION_KEYS, 'spec.');
   expectOptionalBoolean(repair, 'repair');
   expectOptionalSignal(abortSignal, 'abortSignal');
   const native = compact({

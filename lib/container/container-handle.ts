@@ -1,10 +1,10 @@
 import { AbortedError } from '../errors/aborted-error';
 import type { Session } from '../session';
-import type { CallOptions } from '../types';
+import { CALL_OPTION_KEYS, type CallOptions } from '../types';
 import {
   compact,
-  expectObject,
-  expectOptionalObject,
+  expectOptionalOptions,
+  expectOptions,
   expectOptionalSignal,
   expectOptionalString,
   expectOptionalStringRecord,
@@ -18,7 +18,13 @@ import { containerName, LEGACY_PREFIX } from './container-name';
 import { inspectArgv, portArgv, removeArgv } from './docker-argv';
 import { withLegacyFields } from './legacy-error';
 import { peek } from '../peek';
-import type { ContainerHandle, ContainerHandleOptions, ContainerOwnership, ContainerRemoveResult } from './types';
+import {
+  CONTAINER_HANDLE_OPTION_KEYS,
+  type ContainerHandle,
+  type ContainerHandleOptions,
+  type ContainerOwnership,
+  type ContainerRemoveResult,
+} from './types';
 
 /**
  * A drop-in for the old `container.ts` handle: the same shape and adopt-or-create `ready()`,
@@ -54,7 +60,7 @@ export function createContainerHandle(sandboxId: string, options: ContainerHandl
 
 function checkOptions(sandboxId: unknown, options: ContainerHandleOptions): AcquireSpec {
   expectString(sandboxId, 'sandboxId', { wellFormed: false });
-  expectObject(options, 'options');
+  expectOptions(options, 'options', CONTAINER_HANDLE_OPTION_KEYS);
   const { image, workDir, ports, env, user, prefix = LEGACY_PREFIX, labels } = options;
   expectString(image, 'image');
   expectOptionalString(workDir, 'workDir');
@@ -213,7 +219,7 @@ class LegacyContainerHandle implements ContainerHandle {
 /** The `abortSignal` of a handle method's options, checked (`E_INVALID_ARGUMENT` with `args`). */
 function callSignal(options: CallOptions, args: string[]): AbortSignal | undefined {
   try {
-    expectOptionalObject(options, 'options');
+    expectOptionalOptions(options, 'options', CALL_OPTION_KEYS);
     expectOptionalSignal(options.abortSignal, 'abortSignal');
   } catch (error) {
     throw withLegacyFields(error, args);

@@ -1,4 +1,5 @@
-import type { CallOptions, EngineOptions } from '../types';
+import { ENGINE_OPTION_KEYS, type CallOptions, type EngineOptions } from '../types';
+import { optionKeys } from '../validate';
 
 /**
  * Options of {@link createContainerHandle}: the old `container.ts` options, plus berth's
@@ -20,6 +21,18 @@ export interface ContainerHandleOptions extends EngineOptions {
   /** Extra labels on a container this handle creates (keys outside `dev.berth.`). */
   labels?: Record<string, string>;
 }
+
+/** @internal Keys of {@link ContainerHandleOptions}. */
+export const CONTAINER_HANDLE_OPTION_KEYS = optionKeys<ContainerHandleOptions>()([
+  'image',
+  'workDir',
+  'ports',
+  'env',
+  'user',
+  'prefix',
+  'labels',
+  ...ENGINE_OPTION_KEYS,
+]);
 
 /** How a handle came to hold its container: `created` by this handle, or `adopted`. */
 export type ContainerOwnership = 'created' | 'adopted';

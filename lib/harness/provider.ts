@@ -3,9 +3,8 @@ import type { HarnessV1NetworkSandboxSession, HarnessV1SandboxProvider } from '@
 import { createSession } from '../create-session';
 import { resumeSession } from '../resume-session';
 import type { Session } from '../session';
-import type { CreateSpec, EngineOptions } from '../types';
-import { MAX_REMOVE_AFTER_STOP_MS } from '../types';
-import { expectObject, expectOptionalNumber, expectString } from '../validate';
+import { CREATE_SPEC_KEYS, ENGINE_OPTION_KEYS, MAX_REMOVE_AFTER_STOP_MS, type CreateSpec, type EngineOptions } from '../types';
+import { expectOptionalNumber, expectOptions, expectString, optionKeys } from '../validate';
 import { BerthSandboxSession } from './sandbox-session';
 import { createFromTemplate } from './template-flow';
 
@@ -35,6 +34,15 @@ export interface DockerSandboxProviderOptions
    */
   timeoutMs?: number | null;
 }
+
+/** @internal Keys of {@link DockerSandboxProviderOptions}. */
+export const PROVIDER_OPTION_KEYS = optionKeys<DockerSandboxProviderOptions>()([
+  ...CREATE_SPEC_KEYS.filter((key): key is Exclude<(typeof CREATE_SPEC_KEYS)[number], 'sessionId'> => key !== 'sessionId'),
+  ...ENGINE_OPTION_KEYS,
+  'providerId',
+  'removeAfterStopMs',
+  'timeoutMs',
+]);
 
 /**
  * The provider's default `timeoutMs`: 1 hour. A harness sandbox is one agent conversation's
@@ -100,7 +108,7 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  * ```
  */
 export function createDockerSandboxProvider(options: DockerSandboxProviderOptions): HarnessV1SandboxProvider {
-  expectObject(options, 'options');
+  expectOptions(options, 'options', PROVIDER_OPTION_KEYS);
   expectString(options.image, 'image');
   const { providerId = 'berth-docker', engine, socketPath, removeAfterStopMs: retention, timeoutMs: timeout, ...given } =
     options;
