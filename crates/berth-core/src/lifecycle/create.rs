@@ -194,7 +194,13 @@ pub(crate) async fn finish(
                 Error::Engine { message, .. } => message,
                 other => other.to_string(),
             };
-            running::ensure_running_or(session, engine, "start", reason.clone()).await?;
+            Box::pin(running::ensure_running_or(
+                session,
+                engine,
+                "start",
+                reason.clone(),
+            ))
+            .await?;
             return Err(Error::Engine {
                 operation: "start container".into(),
                 status: Some(code),
@@ -203,9 +209,16 @@ pub(crate) async fn finish(
         }
         return Err(engine.error("start container", e));
     }
-    running::ensure_running(session, engine, "start").await?;
+    // Boxed, as the steps below: each is a large future, and a debug build's test thread has
+    // a small stack.
+    Box::pin(running::ensure_running(session, engine, "start")).await?;
     // A working directory or writable path the image lacks is the user's before setup runs.
-    crate::lifecycle::user_dirs::give_to_user(engine, &session.id, spec).await?;
+    Box::pin(crate::lifecycle::user_dirs::give_to_user(
+        engine,
+        &session.id,
+        spec,
+    ))
+    .await?;
     let stage = match spec.setup_commands.is_empty() {
         true => "start",
         false => "setup",
@@ -216,14 +229,14 @@ pub(crate) async fn finish(
         // exec, or the command channel's helper gone with its container. When the container
         // exited, that is the failure to report.
         Err(e @ Error::Engine { .. }) => {
-            running::ensure_still_running(session, engine, stage).await?;
+            Box::pin(running::ensure_still_running(session, engine, stage)).await?;
             Err(e)
         }
         Err(e) => Err(e),
         Ok(record) => {
             // An entrypoint that exits at once has had the setup and the records' time to do
             // so: no sleep of its own.
-            running::ensure_running(session, engine, stage).await?;
+            Box::pin(running::ensure_running(session, engine, stage)).await?;
             Ok(record)
         }
     }
