@@ -11,7 +11,9 @@
 //! berth after an abort). An existing file keeps its owner and mode unless a mode is given.
 //! Where a rename would change what the user may not change (a file the user does not own or
 //! whose group is not the user's, a directory the user may not write, a symbolic link), the
-//! complete data is staged in `mktemp` and then copied over the file in place.
+//! complete data is staged in `mktemp` and then copied over the file in place. A target that
+//! is itself a mount point (a single-file bind mount) cannot be renamed over (`EBUSY`): the
+//! staged temporary file is copied over it in place, as the user (not atomic: the one case).
 //!
 //! Engine calls: those of [`crate::exec::stream`]. Needs `sh`, `cat`, `wc`, `mv`, `chmod`,
 //! `stat` (to keep a mode), `mktemp` (in-place case).
@@ -44,7 +46,9 @@ exec cat -- "$p""#;
 
 /// Writes stdin to `$1` through `$2` (a name in the same directory), `$3` bytes, mode `$4`
 /// (`-`: keep an existing file's, 0644 for a new one). See the module docs.
-pub(crate) const WRITE_SCRIPT: &str = r#"p=$1; n=$3; m=$4; k=$4
+pub(crate) const WRITE_SCRIPT: &str = concat!(
+    crate::files::mount_point_sh!(),
+    r#"p=$1; n=$3; m=$4; k=$4
 d=${p%/*}; d=${d:-/}; t=$d/$2; s=
 trap 'rm -f "$t" ${s:+"$s"}' EXIT; trap 'exit 1' HUP INT TERM PIPE
 if [ -d "$p" ]; then exit 11; fi
@@ -74,8 +78,13 @@ if [ $i = 1 ]; then
   cat -- "$w" > "$p" || exit 1
   [ "$k" = - ] || chmod "$m" "$p" || exit 12
 else
-  chmod "$m" "$w" && mv -f "$w" "$p" || exit 1
-fi"#;
+  chmod "$m" "$w" || exit 1
+  mv -f "$w" "$p" && exit 0
+  berth_mnt "$p" || exit 1
+  cat -- "$w" > "$p" || exit 1
+  [ "$k" = - ] || chmod "$m" "$p" || exit 12
+fi"#
+);
 
 /// Removes a temporary file by name (twice, a second apart: the engine may still be
 /// finishing the aborted write).

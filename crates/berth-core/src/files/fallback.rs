@@ -5,7 +5,9 @@
 //! upload there and the file lands, invisible, under the mount), and it refuses to write
 //! when the root filesystem is read-only (Docker 20.10 answers 500). There berth runs, as
 //! user 0, `sh -c <script> berth-file <path> ...`: the path is an argument, never
-//! interpolated, and data goes through stdin. Needs `sh`, `cat`, `mkdir`, `chown`, `chmod`.
+//! interpolated, and data goes through stdin. Needs `sh`, `cat`, `mkdir`, `chown`, `chmod`. A
+//! target that is itself a mount point (a single-file bind mount: `/etc/hosts`) cannot be
+//! renamed over; it is written in place (`berth_mnt`, `files::mount_point_sh!`).
 //!
 //! Engine calls: those of [`crate::exec::stream`].
 
@@ -24,8 +26,12 @@ const STAT_SCRIPT: &str = r#"if [ -d "$1" ]; then echo dir; elif [ -f "$1" ]; th
 /// Creates the missing parents of `$1` (mode 0755, owned by `$2`), then writes stdin (`$5`
 /// bytes) to the temporary `$4` in the same directory and renames it over `$1`: a new file
 /// owned by `$2` with mode `$3` (`-`: 0644), an existing one keeping its owner and (`-`) mode.
-/// The temporary file is removed on any failure. Existing parents are not touched.
-const WRITE_SCRIPT: &str = r#"p=$1; o=$2; m=$3; t=$4; n=$5
+/// The temporary file is removed on any failure. Existing parents are not touched. When the
+/// rename fails and `$1` is itself a mount point (`berth_mnt`), the temporary file is copied
+/// over it in place (its inode, owner and, unless `$3` gives one, mode kept).
+const WRITE_SCRIPT: &str = concat!(
+    crate::files::mount_point_sh!(),
+    r#"p=$1; o=$2; m=$3; t=$4; n=$5; k=$3
 trap 'rm -f "$t"' EXIT; trap 'exit 1' HUP INT TERM PIPE
 if [ -L "$p" ]; then p=$(readlink -f "$p") || exit 1; fi
 d=${p%/*}
@@ -40,16 +46,29 @@ fi
 cat > "$t" || exit 1
 z=$(wc -c < "$t") || exit 1
 [ $z -eq $n ] || exit 15
-chown "$o" "$t" && chmod "$m" "$t" && mv -f "$t" "$p""#;
+chown "$o" "$t" && chmod "$m" "$t" || exit 1
+mv -f "$t" "$p" && exit 0
+berth_mnt "$p" || exit 1
+cat -- "$t" > "$p" || exit 1
+[ "$k" = - ] || chmod "$m" "$p""#
+);
 /// Renames the uploaded temporary `$1` over `$2`; an existing `$2` keeps its owner, and its
-/// mode when `$3` is `1`. The temporary file is removed on failure.
-const RENAME_SCRIPT: &str = r#"t=$1; p=$2
+/// mode when `$3` is `1`. The temporary file is removed on exit. When the rename fails and
+/// `$2` is itself a mount point (`berth_mnt`), the temporary file is copied over it in place
+/// (its inode and owner kept; its mode too when `$3` is `1`).
+const RENAME_SCRIPT: &str = concat!(
+    crate::files::mount_point_sh!(),
+    r#"t=$1; p=$2
 trap 'rm -f "$t"' EXIT
 if [ -f "$p" ] && [ ! -L "$p" ]; then
   o=$(stat -c %u:%g "$p") && chown "$o" "$t" || exit 1
   if [ "$3" = 1 ]; then m=$(stat -c %a "$p") && chmod "$m" "$t" || exit 1; fi
 fi
-mv -f "$t" "$p""#;
+mv -f "$t" "$p" && exit 0
+berth_mnt "$p" || exit 1
+cat -- "$t" > "$p" || exit 1
+[ "$3" = 1 ] || { m=$(stat -c %a "$t") && chmod "$m" "$p"; }"#
+);
 const STDERR_TAIL_BYTES: usize = 4096;
 
 /// What `$1` is, seen from inside the container.
@@ -233,5 +252,49 @@ pub(crate) async fn rename(
             as_user::cleanup(engine, id, name, temp.to_string(), Some("0"));
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scripts parse (`sh -n`), and each that renames checks for a mount point after a
+    /// failed rename.
+    #[test]
+    fn scripts_parse_and_handle_mount_points() {
+        for script in [WRITE_SCRIPT, RENAME_SCRIPT, as_user::WRITE_SCRIPT] {
+            let out = std::process::Command::new("sh")
+                .args(["-n", "-c", script])
+                .output()
+                .expect("sh runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(script.starts_with("berth_mnt() {"), "{script}");
+            assert!(script.contains(r#"berth_mnt "$p""#), "{script}");
+        }
+    }
+
+    /// `berth_mnt` says no for a plain file, a missing one and a directory.
+    #[test]
+    fn a_plain_file_is_not_a_mount_point() {
+        let dir = std::env::temp_dir().join(format!("berth-mnt-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("a b")).unwrap();
+        let file = dir.join("a b").join("f");
+        std::fs::write(&file, "x").unwrap();
+        for path in [file.clone(), dir.join("missing"), dir.clone()] {
+            let path = path.to_str().unwrap().to_string();
+            let script = format!(r#"{}berth_mnt "$1""#, crate::files::mount_point_sh!());
+            let code = std::process::Command::new("sh")
+                .args(["-c", &script, "t", &path])
+                .status()
+                .unwrap()
+                .code();
+            assert_eq!(code, Some(1), "{path}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

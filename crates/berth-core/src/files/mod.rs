@@ -11,6 +11,43 @@
 //! inspects the container id to tell them apart (`E_SESSION_NOT_FOUND` for the latter), never
 //! the message text.
 
+/// The `sh` function `berth_mnt PATH`: true when `PATH` (a regular file, not a symbolic link)
+/// is itself a mount point, as the kernel reports it: its device differs from its directory's
+/// (`stat -c %d`), or its physical path (directory resolved with `pwd -P`) is a mount point in
+/// `/proc/self/mountinfo` (field 5, with the kernel's octal escapes `\040`, `\011`, `\012`,
+/// `\134` applied to the path before comparing). A rename over such a file fails (`EBUSY`), so
+/// a write copies its complete temporary file over it in place: the only write that is not
+/// atomic. Its variables start with `_`; needs `stat`, `pwd`.
+macro_rules! mount_point_sh {
+    () => {
+        r#"berth_mnt() {
+  [ -f "$1" ] && [ ! -L "$1" ] || return 1
+  _q=${1%/*}; _q=${_q:-/}
+  _a=$(stat -c %d "$1" 2>/dev/null) && _b=$(stat -L -c %d "$_q" 2>/dev/null) || _a=
+  if [ -n "$_a" ] && [ -n "$_b" ] && [ "$_a" != "$_b" ]; then return 0; fi
+  _x=$(cd -P -- "$_q" 2>/dev/null && pwd -P) || return 1
+  _x=${_x%/}/${1##*/}; _e=; _t=$(printf '\t'); _n='
+'
+  while [ -n "$_x" ]; do
+    _r=${_x#?}; _c=${_x%"$_r"}; _x=$_r
+    case $_c in
+    ' ') _e="$_e\\040" ;;
+    "$_t") _e="$_e\\011" ;;
+    "$_n") _e="$_e\\012" ;;
+    '\') _e="$_e\\134" ;;
+    *) _e="$_e$_c" ;;
+    esac
+  done
+  while IFS=' ' read -r _g _h _i _j _y _k; do
+    [ "$_y" = "$_e" ] && return 0
+  done < /proc/self/mountinfo
+  return 1
+}
+"#
+    };
+}
+pub(crate) use mount_point_sh;
+
 pub mod archive;
 pub mod as_user;
 pub mod channel;
@@ -281,7 +318,9 @@ impl Data {
 /// removed by name). A new file is owned by the session's user with `mode` (default 0644);
 /// an existing file keeps its owner, and its mode unless `mode` is given. Missing parent
 /// directories are created (0755, owned by the user); a symbolic link at `path` is written
-/// through.
+/// through. A file that is itself a mount point (a single-file bind mount such as `/etc/hosts`)
+/// cannot be renamed over: each path copies the complete temporary file over it in place
+/// (`berth_mnt`, [`mount_point_sh`]), the one write that is not atomic.
 ///
 /// With [`FileAccess::User`] and a session user other than root, an exec as that user does
 /// it all ([`crate::files::as_user`]); otherwise `HEAD /containers/{id}/archive?path=` for the

@@ -28,7 +28,9 @@ pub(crate) const MAX_READ_BYTES: u64 = 1024 * 1024;
 /// the file, gets its mode with `chmod` (`-`: the existing file's, from `stat`, or 0644) and is
 /// renamed over the file; an existing file the user does not own (or whose group is not the
 /// user's), a symbolic link, or a directory the user may not write is `fail` (the caller's
-/// other path keeps owner and group).
+/// other path keeps owner and group). A file that is itself a mount point cannot be renamed
+/// over (`EBUSY`): that is `fail` too, and the other path writes it in place (`berth_mnt`);
+/// the script stays short enough for `ps` to show its whole command line.
 pub(crate) const SCRIPT: &str = r#"umask 022
 k=0
 command -v base64 >/dev/null 2>&1 || exit 3
