@@ -259,6 +259,26 @@ fn credentials_from_auths(image: &str, config_json: &str) -> Option<DockerCreden
     (creds.username.is_some() || creds.identitytoken.is_some()).then_some(creds)
 }
 
+/// Whether `reference` resolves, on this engine now, to the image id `image_id`. A reference
+/// the engine does not have is another image (nothing is pulled).
+///
+/// `GET /images/{name}/json`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, the scope's
+/// `E_ABORTED` or deadline error.
+pub(crate) async fn resolves_to(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
+    match engine
+        .call(
+            "GET /images/{name}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_image(reference),
+        )
+        .await?
+    {
+        Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
+        Err(e) if status(&e) == Some(404) => Ok(false),
+        Err(e) => Err(engine.error("inspect image", e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::connection::Engine;
 use crate::exec::stream::{self, ExecProcess, Stdin, Which};
 use crate::exec::{self, ExecOptions};
+use crate::files::fallback::argv;
 use crate::model::errors::{Error, Result};
 
 /// Exit codes the scripts use for their answers.
@@ -89,17 +90,6 @@ fi"#
 /// Removes a temporary file by name (twice, a second apart: the engine may still be
 /// finishing the aborted write).
 const CLEANUP_SCRIPT: &str = r#"rm -f -- "$1"; sleep 1; rm -f -- "$1""#;
-
-fn argv(script: &str, args: &[&str]) -> Vec<String> {
-    let mut v = vec![
-        "sh".to_string(),
-        "-c".into(),
-        script.into(),
-        "berth-file".into(),
-    ];
-    v.extend(args.iter().map(|a| a.to_string()));
-    v
-}
 
 /// The temporary name a write uses in the target's directory: `.berth-tmp-<16 hex>`.
 pub(crate) fn temp_name() -> String {

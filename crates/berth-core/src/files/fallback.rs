@@ -84,7 +84,9 @@ pub(crate) enum Kind {
     Special,
 }
 
-fn argv(script: &str, args: &[&str]) -> Vec<String> {
+/// The argv of a file script: `sh -c <script> berth-file <args...>` (the arguments arrive as
+/// `$1`...; nothing is interpolated into the script).
+pub(crate) fn argv(script: &str, args: &[&str]) -> Vec<String> {
     let mut v = vec![
         "sh".to_string(),
         "-c".into(),

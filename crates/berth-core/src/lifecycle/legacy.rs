@@ -11,12 +11,11 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::calls::wake;
 use crate::engine::cancel::guard;
-use crate::engine::connection::{status, Engine, EngineOptions};
+use crate::engine::connection::EngineOptions;
 use crate::engine::container::{inspect, Facts};
-use crate::engine::images::{registry_of, split_reference};
+use crate::engine::images::{self, registry_of, split_reference};
 use crate::lifecycle::opening::{self, Opening};
 use crate::model::errors::{Error, Result};
 use crate::model::naming::LEGACY_DEFAULT_PREFIX;
@@ -93,7 +92,7 @@ pub async fn adopt_unlabelled(
         || guard(
             cancel,
             OPERATION,
-            same_image_id(&engine, &spec.image, &f.image_id),
+            images::resolves_to(&engine, &spec.image, &f.image_id),
         )
         .await?;
     if !same {
@@ -143,23 +142,6 @@ pub(crate) fn normalise_reference(image: &str) -> String {
     match split_reference(&qualified) {
         (repo, Some(tag)) => format!("{repo}:{tag}"),
         (repo, None) => repo.to_string(),
-    }
-}
-
-/// Whether `reference` resolves, on this engine now, to the image id `image_id`. A
-/// reference the engine does not have is another image (nothing is pulled).
-async fn same_image_id(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
-    match engine
-        .call(
-            "GET /images/{name}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_image(reference),
-        )
-        .await?
-    {
-        Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
-        Err(e) if status(&e) == Some(404) => Ok(false),
-        Err(e) => Err(engine.error("inspect image", e)),
     }
 }
 

@@ -7,11 +7,11 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::calls::wake;
 use crate::engine::cancel::guard;
-use crate::engine::connection::{status, Engine, EngineOptions};
+use crate::engine::connection::{Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
+use crate::engine::images;
 use crate::lifecycle::opening::{self, Opening};
 use crate::lifecycle::verify;
 use crate::model::drift::{DriftSpec, OnDrift};
@@ -394,27 +394,10 @@ pub(crate) async fn drifted(
         if same_digest {
             continue;
         }
-        if field == "image" && same_image(engine, &d.spec.image, &facts.image_id).await? {
+        if field == "image" && images::resolves_to(engine, &d.spec.image, &facts.image_id).await? {
             continue;
         }
         out.push(field.to_string());
     }
     Ok(out)
-}
-
-/// Whether `reference` resolves, on this engine now, to the image id `image_id`.
-/// A reference the engine does not have is a different image (nothing is pulled).
-async fn same_image(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
-    match engine
-        .call(
-            "GET /images/{name}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_image(reference),
-        )
-        .await?
-    {
-        Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
-        Err(e) if status(&e) == Some(404) => Ok(false),
-        Err(e) => Err(engine.error("inspect image", e)),
-    }
 }
