@@ -104,9 +104,15 @@ describe.skipIf(!engineAvailable())('files as the session user', () => {
       expect(e.details).toMatchObject({ operation: 'read', path, user: '1000:1000' });
       await expectBerthError(user.openFile(path), PermissionDeniedError);
     }
-    // A readable root file is read; a missing one is null.
+    // A readable root file is read; a missing one is null, also under directories that do not
+    // exist (nothing hides them), but not under an unsearchable one.
     expect((await user.readFile('/etc/passwd'))!.toString()).toContain('root:');
     expect(await user.readFile('/home/u/missing')).toBeNull();
+    expect(await user.readFile('/tmp/no-such-dir/x')).toBeNull();
+    expect(await user.readFile('/no-such-dir/deeper/x')).toBeNull();
+    expect(await user.openFile('/tmp/no-such-dir/x')).toBeNull();
+    expect(await user.readFile('/etc/passwd/x')).toBeNull();
+    await expectBerthError(user.readFile('/locked/no-such-dir/x'), PermissionDeniedError);
   });
 
   test('a uid-1000 session cannot write /etc/passwd (buffered, streamed, large) and it stays as it was', async () => {

@@ -17,7 +17,7 @@ import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { lastJsonLine, runNode } from './helpers/node-process.js';
 import { listVolumes } from './helpers/records.mjs';
 import { testLabels, testSessionId } from './helpers/run-label.mjs';
-import { createTestHarness } from './helpers/test-harness.mjs';
+import { createTestHarness, type StartInfo } from './helpers/test-harness.mjs';
 import { testSocketPath } from './helpers/test-engine.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
@@ -112,6 +112,23 @@ describe.runIf(await engineAvailable())('HarnessAgent over berth: every lifecycl
     const second = await runNode([AGENT_SCRIPT], { ...env, BERTH_AGENT_STEP: 'resume', BERTH_AGENT_RESUME: JSON.stringify(resumeFrom) }, 120_000);
     expect(second.code, second.stderr).toBe(0);
     expect(lastJsonLine(second).started.isResume).toBe(true);
+    await expectNothingLeft(labels);
+  });
+
+  test('a non-root sandbox (user 1000:1000): bootstrap, detach -> resume, its files, destroy', async () => {
+    const labels = pathLabels();
+    let seen: StartInfo | undefined;
+    // The bootstrap directory does not exist yet: its marker reads as absent (not denied), and
+    // the user creates it under /tmp; the work dir the image lacks is the user's.
+    const harness = createTestHarness({ bootstrapDir: '/tmp/berth-bootstrap/harness', onStart: (info) => (seen = info) });
+    const agent = agentWith(labels, harness, { provider: { user: '1000:1000' } });
+    const sessionId = testSessionId('u');
+    const first = await agent.createSession({ sessionId });
+    const resumeFrom = await first.detach();
+    const second = await agent.createSession({ sessionId, resumeFrom });
+    expect(seen?.seen).toMatch(/^written by \d+/);
+    expect(seen?.bridge).toBe('bridge ready\n');
+    await second.destroy();
     await expectNothingLeft(labels);
   });
 

@@ -12,12 +12,13 @@ export const TEST_HARNESS_ID = 'berth-test-harness';
  */
 
 /**
- * @param {{ bootstrapLog?: string, onStart?: (info: StartInfo) => void }} [options]
+ * @param {{ bootstrapLog?: string, bootstrapDir?: string, onStart?: (info: StartInfo) => void }} [options]
  *   `bootstrapLog`: an absolute path (for example on a bind mount) every bootstrap run appends a
- *   line to; `onStart`: called by every `doStart`.
+ *   line to; `bootstrapDir`: where the bootstrap files go (default `/opt/berth-test-harness`);
+ *   `onStart`: called by every `doStart`.
  * @returns {import('@ai-sdk/harness').HarnessV1}
  */
-export function createTestHarness({ bootstrapLog, onStart } = {}) {
+export function createTestHarness({ bootstrapLog, bootstrapDir = '/opt/berth-test-harness', onStart } = {}) {
   /** @param {string} sessionId @param {boolean} isResume @param {{ note: string }} data */
   const session = (sessionId, isResume, data) => {
     /** @type {import('@ai-sdk/harness').HarnessV1ResumeSessionState} */
@@ -43,10 +44,10 @@ export function createTestHarness({ bootstrapLog, onStart } = {}) {
     builtinTools: {},
     getBootstrap: async () => ({
       harnessId: TEST_HARNESS_ID,
-      bootstrapDir: '/opt/berth-test-harness',
+      bootstrapDir,
       files: [
-        { path: '/opt/berth-test-harness/bridge.sh', content: '#!/bin/sh\necho bridge ready\n' },
-        { path: '/opt/berth-test-harness/config.json', content: '{"version":1}\n' },
+        { path: `${bootstrapDir}/bridge.sh`, content: '#!/bin/sh\necho bridge ready\n' },
+        { path: `${bootstrapDir}/config.json`, content: '{"version":1}\n' },
       ],
       commands: [
         { command: 'chmod +x bridge.sh && ./bridge.sh > bridge.out' },
@@ -63,7 +64,7 @@ export function createTestHarness({ bootstrapLog, onStart } = {}) {
         return session(options.sessionId, false, { note });
       }
       const seen = await sandbox.readTextFile({ path: note });
-      const bridge = await sandbox.readTextFile({ path: '/opt/berth-test-harness/bridge.out' });
+      const bridge = await sandbox.readTextFile({ path: `${bootstrapDir}/bridge.out` });
       onStart?.({ sandboxId, isResume: true, note, seen, bridge });
       return session(options.sessionId, true, { note });
     },

@@ -35,11 +35,14 @@ const NOT_DIR: i64 = 13;
 const SPECIAL: i64 = 14;
 const SHORT: i64 = 15;
 
-/// Checks `$1` as the user, then `exec cat`s it.
+/// Checks `$1` as the user, then `exec cat`s it. Nothing there is absent when the nearest
+/// ancestor that exists is one the user may search (or not a directory): a missing parent
+/// directory is absent too; an unsearchable one hides what is in it (denied).
 pub(crate) const READ_SCRIPT: &str = r#"p=$1
 if [ -d "$p" ]; then exit 11; fi
 if [ ! -e "$p" ]; then
-  q=${p%/*}; if [ -x "${q:-/}" ]; then exit 10; else exit 12; fi
+  q=${p%/*}; while [ -n "$q" ] && [ ! -e "$q" ]; do q=${q%/*}; done
+  if [ ! -d "${q:-/}" ] || [ -x "${q:-/}" ]; then exit 10; else exit 12; fi
 fi
 [ -f "$p" ] || exit 14
 [ -r "$p" ] || exit 12
