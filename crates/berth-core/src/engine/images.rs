@@ -57,14 +57,7 @@ pub async fn ensure_image_at(
 /// Errors: `E_IMAGE_NOT_FOUND` with the registry's reason when the pull fails (the
 /// failure arrives inside the 200 stream), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn ensure_image(engine: &Engine, image: &str, opts: &PullOptions) -> Result<()> {
-    match engine
-        .call(
-            "GET /images/{name}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_image(image),
-        )
-        .await?
-    {
+    match inspect(engine, image).await? {
         Ok(_) => return Ok(()),
         Err(e) if status(&e) == Some(404) => {}
         Err(e) => return Err(engine.error("inspect image", e)),
@@ -121,14 +114,7 @@ pub(crate) async fn ensure_image(engine: &Engine, image: &str, opts: &PullOption
         }
     }
     // A pull can report spurious stream errors after success: the image decides.
-    match engine
-        .call(
-            "GET /images/{name}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_image(image),
-        )
-        .await?
-    {
+    match inspect(engine, image).await? {
         Ok(_) => Ok(()),
         Err(e) if status(&e) == Some(404) => Err(Error::ImageNotFound {
             image: image.into(),
@@ -259,20 +245,29 @@ fn credentials_from_auths(image: &str, config_json: &str) -> Option<DockerCreden
     (creds.username.is_some() || creds.identitytoken.is_some()).then_some(creds)
 }
 
+/// `GET /images/{name}/json` of `reference`, bounded by `engine`'s scope; the inner result is
+/// the engine's own (404: no such image). Errors: `E_ENGINE_UNAVAILABLE`, the scope's
+/// `E_ABORTED` or deadline error.
+pub(crate) async fn inspect(
+    engine: &Engine,
+    reference: &str,
+) -> Result<std::result::Result<bollard::models::ImageInspect, bollard::errors::Error>> {
+    engine
+        .call(
+            "GET /images/{name}/json",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_image(reference),
+        )
+        .await
+}
+
 /// Whether `reference` resolves, on this engine now, to the image id `image_id`. A reference
 /// the engine does not have is another image (nothing is pulled).
 ///
 /// `GET /images/{name}/json`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, the scope's
 /// `E_ABORTED` or deadline error.
 pub(crate) async fn resolves_to(engine: &Engine, reference: &str, image_id: &str) -> Result<bool> {
-    match engine
-        .call(
-            "GET /images/{name}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_image(reference),
-        )
-        .await?
-    {
+    match inspect(engine, reference).await? {
         Ok(img) => Ok(!image_id.is_empty() && img.id.as_deref() == Some(image_id)),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("inspect image", e)),

@@ -14,7 +14,7 @@
 use bollard::models::ContainerConfig;
 use bollard::query_parameters::CommitContainerOptions;
 
-use crate::engine::bounded::{COMMIT_TIMEOUT_MS, READ_TIMEOUT_MS};
+use crate::engine::bounded::COMMIT_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
@@ -77,14 +77,7 @@ pub(crate) async fn commit(engine: &Engine, id: &str, key: &str) -> Result<Strin
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn exists(engine: &Engine, key: &str) -> Result<bool> {
     validate_key(key)?;
-    match engine
-        .call(
-            "GET /images/{name}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_image(&template_ref(key)),
-        )
-        .await?
-    {
+    match crate::engine::images::inspect(engine, &template_ref(key)).await? {
         Ok(_) => Ok(true),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("inspect template", e)),

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::connection::Engine;
 use crate::exec::stream::{self, ExecProcess, Stdin, Which};
 use crate::exec::{self, ExecOptions};
-use crate::files::fallback::argv;
+use crate::files::fallback::{argv, failed};
 use crate::model::errors::{Error, Result};
 
 /// Exit codes the scripts use for their answers.
@@ -112,17 +112,6 @@ fn denied(operation: &str, path: &str, user: &str) -> Error {
         operation: operation.into(),
         path: path.into(),
         user: user.into(),
-    }
-}
-
-fn failed(what: &str, path: &str, code: i64, stderr: &[u8]) -> Error {
-    Error::Engine {
-        operation: what.into(),
-        status: None,
-        message: format!(
-            "{what} `{path}` through `sh` exited with {code}: {}",
-            String::from_utf8_lossy(stderr).trim()
-        ),
     }
 }
 

@@ -104,7 +104,9 @@ fn as_root() -> ExecOptions {
     }
 }
 
-fn failed(what: &str, path: &str, code: i64, stderr: &[u8]) -> Error {
+/// `E_ENGINE` for a file script that exited with an unexpected `code` (its stderr in the
+/// message).
+pub(crate) fn failed(what: &str, path: &str, code: i64, stderr: &[u8]) -> Error {
     Error::Engine {
         operation: what.into(),
         status: None,

@@ -4,7 +4,6 @@
 
 use bollard::models::ContainerInspectResponse;
 
-use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::Facts;
 use crate::model::errors::Result;
@@ -35,14 +34,7 @@ pub(crate) async fn not_berth_made(
     let Some(image) = c.image.as_deref().filter(|i| !i.is_empty()) else {
         return Ok(None);
     };
-    match engine
-        .call(
-            "GET /images/{name}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_image(image),
-        )
-        .await?
-    {
+    match crate::engine::images::inspect(engine, image).await? {
         Ok(i) => {
             let inherited = i
                 .config

@@ -84,14 +84,7 @@ async fn same_arch(engine: &Engine, id: &str) -> Result<bool> {
         return Ok(true);
     };
     Ok(
-        match engine
-            .call(
-                "GET /images/{name}/json",
-                READ_TIMEOUT_MS,
-                engine.docker.inspect_image(&image),
-            )
-            .await?
-        {
+        match crate::engine::images::inspect(engine, &image).await? {
             Ok(i) => arch_matches(i.architecture.as_deref(), AGENT_ARCH),
             Err(_) => true,
         },
