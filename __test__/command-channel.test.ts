@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createDockerSandboxProvider } from '../harness.mjs';
-import { AbortedError, createSession, EngineError, ExecTimeoutError, type Session } from '../index.mjs';
+import { AbortedError, createSession, EngineError, ExecTimeoutError, InvalidArgumentError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { engineRequest, execIn, expectStreamOk } from './helpers/engine-http.mjs';
 import { request, startEngineProxy } from './helpers/engine-proxy.mjs';
@@ -311,6 +311,28 @@ describe.skipIf(!engineAvailable())('command channel', () => {
       const early = new AbortController();
       early.abort(reason);
       await expect(sandbox.run({ command: 'true', abortSignal: early.signal })).rejects.toBe(reason);
+      // A run aborted mid-command: the tree is killed and the run rejects with the reason.
+      const late = new AbortController();
+      const running = sandbox.run({ command: 'sleep 1042', abortSignal: late.signal });
+      await waitForProcess(sandbox.id, 'sleep 1042');
+      late.abort(reason);
+      await expect(running).rejects.toBe(reason);
+      await waitForNoProcess(sandbox.id, 'sleep 1042');
+      // run answers the whole output, past exec's default 64 MiB cap, as UTF-8 text (a
+      // leading BOM kept, bytes that are not UTF-8 replaced).
+      const big = await sandbox.run({ command: "head -c 70000000 /dev/zero | tr '\\0' a; printf 'tail\\n' >&2" });
+      expect(big.exitCode).toBe(0);
+      expect(big.stdout.length).toBe(70_000_000);
+      expect(big.stdout.startsWith('aaaa') && big.stdout.endsWith('aaaa')).toBe(true);
+      expect(big.stderr).toBe('tail\n');
+      expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '' });
+      // A command of the wrong type is E_INVALID_ARGUMENT before any engine call.
+      const bad = await proxy.during(async () => {
+        await expectBerthError(sandbox.run({ command: 42 as unknown as string }), InvalidArgumentError);
+        await expectBerthError(sandbox.spawn({ command: 'true', workingDirectory: 7 as unknown as string }), InvalidArgumentError);
+        await expectBerthError(sandbox.run({ command: 'true', env: 'A=1' as unknown as Record<string, string> }), InvalidArgumentError);
+      });
+      expect(bad.requests).toEqual([]);
     } finally {
       await sandbox.destroy();
     }

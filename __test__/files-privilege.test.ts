@@ -56,10 +56,14 @@ async function fromStream(chunks: Uint8Array[]): Promise<ReadableStream<Uint8Arr
   });
 }
 
-/** Temporary files berth left in `dir` (polled: the removal after an abort runs in the background). */
+/**
+ * Temporary files berth left in `dir`, polled for up to 20 s: after an abort the removal runs
+ * in the background once the engine has answered the upload, which for 50 MB on a loaded
+ * machine (Podman in CI) can take several seconds.
+ */
 async function tempFilesIn(id: string, dir: string): Promise<string[]> {
   let left: string[] = [];
-  for (let i = 0; i < 40; i++) {
+  for (let i = 0; i < 200; i++) {
     const out = await asRoot(id, `ls -a ${dir}`);
     left = out.split('\n').filter((n) => n.startsWith('.berth-tmp-'));
     if (left.length === 0) return [];

@@ -34,13 +34,15 @@ if (r.eventLoop) {
 }
 if (r.eventLoopRuns) {
   const e = r.eventLoopRuns;
-  out.push(`- Event-loop delay during ${e.runs} harness runs of \`true\` (${e.inFlight} in flight, ${(e.wallMs / 1000).toFixed(1)} s${e.failed ? `, ${e.failed} failed` : ''}): p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms; the same process idling for ${(e.idle.ms / 1000).toFixed(1)} s right after: p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms.`);
+  const rounds = e.rounds ?? [e];
+  out.push(`- Event-loop delay during ${e.runs} harness runs of \`true\` (${e.inFlight} in flight${e.failed ? `, ${e.failed} failed` : ''}), ${rounds.length} round${rounds.length > 1 ? 's' : ''}, each beside the same process idling for as long right after; busy p99 over idle p99 per round: ${rounds.map((x) => `${x.overMs >= 0 ? '+' : ''}${x.overMs.toFixed(2)}`).join(', ')} ms. The median round: p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms, in ${(e.wallMs / 1000).toFixed(1)} s; idle p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms.`);
 }
-if (r.rss) out.push(`- RSS over ${r.rss.peeks} peeks: ${r.rss.rssBeforeMB.toFixed(1)} → ${r.rss.rssAfterMB.toFixed(1)} MiB (${r.rss.growthMB.toFixed(2)} MiB).`);
-if (r.rssRuns) {
-  const m = r.rssRuns;
-  out.push(`- RSS over ${m.runs} harness runs (${m.inFlight} in flight, after ${m.warmup} to warm up${m.failed ? `, ${m.failed} failed` : ''}): ${m.rssBeforeMB.toFixed(1)} → ${m.rssAfterMB.toFixed(1)} MiB (${m.growthMB.toFixed(2)} MiB).`);
-}
+const rssLine = (m, what) =>
+  m.per
+    ? `- RSS over ${m.calls} ${what} after ${m.warmup} to warm up (${m.inFlight} in flight, GC and a reading every ${m.every}${m.failed ? `, ${m.failed} failed` : ''}): ${m.rssBeforeMB.toFixed(1)} → ${m.rssAfterMB.toFixed(1)} MiB; least-squares trend ${m.growthMB.toFixed(2)} MiB per ${m.per}; the first ${m.per} alone ${m.firstWindowMB.toFixed(2)} MiB.`
+    : `- RSS over ${m.runs ?? m.peeks} ${what}: ${m.rssBeforeMB.toFixed(1)} → ${m.rssAfterMB.toFixed(1)} MiB (${m.growthMB.toFixed(2)} MiB).`;
+if (r.rss) out.push(rssLine(r.rss, 'peeks'));
+if (r.rssRuns) out.push(rssLine(r.rssRuns, 'harness runs'));
 if (r.spawnOutput) {
   const so = r.spawnOutput;
   out.push(`- ${(so.bytes / 2 ** 20).toFixed(0)} MiB printed through \`spawn\` (${so.received} bytes received, exit ${so.exitCode}, ${so.mbPerS.toFixed(0)} MiB/s): RSS peaked ${so.peakGrowthMB.toFixed(2)} MiB over the ${so.rssBeforeMB.toFixed(1)} MiB before.`);

@@ -46,9 +46,9 @@ const SUITES = {
   profile: "where one agent turn's time goes (engine requests by endpoint)",
   concurrency: 'concurrent create+remove (berth, dockerode): wall time, leaks',
   eventloop: 'event-loop delay during berth peeks vs idle',
-  'eventloop-runs': 'event-loop delay during 1,000 concurrent harness runs vs idle',
-  rss: 'RSS growth over 10,000 peeks',
-  'rss-runs': 'RSS growth over 10,000 harness runs',
+  rss: 'RSS growth per 10,000 peeks (trend over 20,000)',
+  'rss-runs': 'RSS growth per 10,000 harness runs (trend over 20,000)',
+  'eventloop-runs': 'event-loop delay during 1,000 concurrent harness runs vs idle (median of 5 rounds)',
   'spawn-output': 'peak RSS growth while a command prints 100 MiB through spawn',
 };
 
@@ -83,11 +83,13 @@ const PLANS = {
     workload200: { files: 20, runs: 200 },
     concurrency: 50,
     eventLoopCalls: 1000,
-    rssPeeks: 10000,
+    // RSS: readings every 1,000 calls over 20,000 after a warm-up, the trend per 10,000.
+    rssPeeks: { peeks: 20000, warmup: 1000, every: 1000, per: 10000 },
     // All 1,000 at once: over the command channel each run is one process in the container
     // (with BERTH_COMMAND_CHANNEL=0 each would be a runc process: lower inFlight then).
-    eventLoopRuns: { runs: 1000, inFlight: 1000 },
-    rssRuns: { runs: 10000, warmup: 500, inFlight: 10 },
+    // Five rounds, each beside an idle baseline; the median round is the figure.
+    eventLoopRuns: { runs: 1000, inFlight: 1000, rounds: 5 },
+    rssRuns: { runs: 20000, warmup: 2000, inFlight: 10, every: 1000, per: 10000 },
     spawnOutput: { bytes: 100 * MiB },
   },
   quick: {
@@ -102,9 +104,9 @@ const PLANS = {
     workload200: { files: 3, runs: 20 },
     concurrency: 5,
     eventLoopCalls: 100,
-    rssPeeks: 300,
-    eventLoopRuns: { runs: 50, inFlight: 25 },
-    rssRuns: { runs: 200, warmup: 20, inFlight: 10 },
+    rssPeeks: { peeks: 300, warmup: 20, every: 100, per: 300 },
+    eventLoopRuns: { runs: 50, inFlight: 25, rounds: 3 },
+    rssRuns: { runs: 200, warmup: 20, inFlight: 10, every: 50, per: 200 },
     spawnOutput: { bytes: 16 * MiB },
   },
 };
@@ -201,8 +203,10 @@ async function main() {
     if (['eventloop-runs', 'rss-runs', 'spawn-output'].some(wants)) {
       const session = await harnessSession(ctx, 'load');
       try {
-        await step('eventloop-runs', async () => (results.eventLoopRuns = await eventLoopRunsSuite(session, plan.eventLoopRuns)));
+        // Memory first: the 1,000-run bursts grow the heap once, which a trend read after them
+        // would have to wait out.
         await step('rss-runs', async () => (results.rssRuns = await rssRunsSuite(session, plan.rssRuns)));
+        await step('eventloop-runs', async () => (results.eventLoopRuns = await eventLoopRunsSuite(session, plan.eventLoopRuns)));
         await step('spawn-output', async () => (results.spawnOutput = await spawnOutputSuite(session, plan.spawnOutput)));
       } finally {
         await session.destroy();

@@ -36,18 +36,26 @@ export function printReport(results) {
   }
   const er = results.eventLoopRuns;
   if (er) {
-    loop.push([`during ${er.runs} harness runs of \`true\`, ${er.inFlight} in flight (${(er.wallMs / 1000).toFixed(1)} s${er.failed ? `, ${er.failed} FAILED: ${er.firstFailure}` : ''})`, delays(er)]);
-    loop.push([`idle for ${(er.idle.ms / 1000).toFixed(1)} s right after`, delays(er.idle)]);
+    for (const [i, round] of (er.rounds ?? [er]).entries()) {
+      const tag = er.rounds?.length > 1 ? `round ${i + 1}: ` : '';
+      loop.push([`${tag}during ${er.runs} harness runs of \`true\`, ${er.inFlight} in flight (${(round.wallMs / 1000).toFixed(1)} s${round.failed ? `, ${round.failed} FAILED` : ''})`, delays(round)]);
+      loop.push([`${tag}idle for ${(round.idle.ms / 1000).toFixed(1)} s right after`, delays(round.idle)]);
+    }
+    if (er.failed) loop.push(['first failure', er.firstFailure]);
   }
   if (loop.length) console.log(`\n${plainTable('event-loop delay', loop)}`);
   const mem = [];
+  const trend = (m) =>
+    m.per
+      ? `${m.rssBeforeMB.toFixed(1)} → ${m.rssAfterMB.toFixed(1)} MiB; trend ${signed(m.growthMB, 'MiB')} per ${m.per}, first ${m.per}: ${signed(m.firstWindowMB, 'MiB')}`
+      : `${m.rssBeforeMB.toFixed(1)} → ${m.rssAfterMB.toFixed(1)} MiB (${signed(m.growthMB, 'MiB')})`;
   const r = results.rss;
-  if (r) mem.push([`${r.peeks} peeks${r.gcExposed ? ' (GC before each reading)' : ''}`, `${r.rssBeforeMB.toFixed(1)} → ${r.rssAfterMB.toFixed(1)} MiB (${signed(r.growthMB, 'MiB')})`]);
+  if (r) mem.push([`${r.peeks} peeks after ${r.warmup} to warm up${r.gcExposed ? ' (GC before each reading)' : ''}`, trend(r)]);
   const rr = results.rssRuns;
   if (rr) {
     mem.push([
       `${rr.runs} harness runs, ${rr.inFlight} in flight, after ${rr.warmup} to warm up (${(rr.wallMs / 1000).toFixed(1)} s${rr.failed ? `, ${rr.failed} FAILED: ${rr.firstFailure}` : ''})`,
-      `${rr.rssBeforeMB.toFixed(1)} → ${rr.rssAfterMB.toFixed(1)} MiB (${signed(rr.growthMB, 'MiB')})`,
+      trend(rr),
     ]);
   }
   const so = results.spawnOutput;

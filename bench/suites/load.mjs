@@ -3,6 +3,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { performance } from 'node:perf_hooks';
 import * as berth from '../../index.mjs';
+import { rssTrend } from '../lib/rss.mjs';
 
 /** Runs `count` calls of `fn`, `inFlight` at a time. */
 async function pool(count, inFlight, fn) {
@@ -91,18 +92,8 @@ export async function eventLoopSuite(ctx, sessionId, calls, inFlight = 10) {
   };
 }
 
-/** RSS before and after `peeks` berth peeks (after a warm-up, with GC when exposed). */
-export async function rssSuite(ctx, sessionId, peeks, inFlight = 10) {
-  const gc = globalThis.gc;
-  const settle = async () => {
-    if (gc) for (let i = 0; i < 3; i++) gc();
-    await new Promise((r) => setTimeout(r, 100));
-  };
-  await pool(Math.min(500, peeks), inFlight, () => berth.peek(sessionId, { socketPath: ctx.socketPath }));
-  await settle();
-  const before = process.memoryUsage().rss;
-  await pool(peeks, inFlight, () => berth.peek(sessionId, { socketPath: ctx.socketPath }));
-  await settle();
-  const after = process.memoryUsage().rss;
-  return { peeks, gcExposed: Boolean(gc), rssBeforeMB: before / 2 ** 20, rssAfterMB: after / 2 ** 20, growthMB: (after - before) / 2 ** 20 };
+/** RSS over many berth peeks (see `rssTrend`): the trend per `per` peeks, after a warm-up. */
+export async function rssSuite(ctx, sessionId, { peeks, warmup, every, per, inFlight = 10 }) {
+  const trend = await rssTrend(() => berth.peek(sessionId, { socketPath: ctx.socketPath }), { warmup, calls: peeks, every, per, inFlight });
+  return { peeks, ...trend };
 }

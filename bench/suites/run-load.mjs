@@ -3,81 +3,58 @@
 // `run`s, and resident memory while one command prints a large output through `spawn`.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { runTrue } from './run.mjs';
+import { pool, rssTrend, settle } from '../lib/rss.mjs';
 
 const MiB = 2 ** 20;
 const ms = (ns) => ns / 1e6;
 /** The longest idle baseline: enough samples for a p99 at 1 ms resolution. */
 const MAX_IDLE_MS = 20_000;
 
-/** Runs `count` calls of `fn`, `inFlight` at a time; resolves the number that rejected and the first error. */
-async function pool(count, inFlight, fn) {
-  let next = 0;
-  let failed = 0;
-  let firstFailure = null;
-  const worker = async () => {
-    while (next < count) {
-      next += 1;
-      try {
-        await fn();
-      } catch (error) {
-        failed += 1;
-        firstFailure ??= String(error?.message ?? error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker));
-  return { failed, firstFailure };
-}
-
-async function settle() {
-  if (globalThis.gc) for (let i = 0; i < 3; i++) globalThis.gc();
-  await new Promise((r) => setTimeout(r, 100));
-}
-
 const delays = (h) => ({ p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max) });
 
-/**
- * Event-loop delay (ms, `monitorEventLoopDelay` at 1 ms resolution) while `runs` harness `run`s
- * of `true` go, `inFlight` at a time; then the same process idling for as long (at most 20 s),
- * the machine's own noise to compare with. Failed runs are counted, not thrown.
- */
-export async function eventLoopRunsSuite(session, { runs, inFlight }) {
+/** One round: the delay while the runs go, then the same process idling for as long (at most 20 s). */
+async function eventLoopRound(session, runs, inFlight) {
   const busy = monitorEventLoopDelay({ resolution: 1 });
   busy.enable();
   const t0 = performance.now();
   const { failed, firstFailure } = await pool(runs, inFlight, () => runTrue(session));
   const wallMs = performance.now() - t0;
   busy.disable();
+  await settle();
   const idleMs = Math.min(wallMs, MAX_IDLE_MS);
   const idle = monitorEventLoopDelay({ resolution: 1 });
   idle.enable();
   await new Promise((r) => setTimeout(r, idleMs));
   idle.disable();
-  return { runs, inFlight, failed, firstFailure, wallMs, ...delays(busy), idle: { ms: idleMs, ...delays(idle) } };
+  const b = delays(busy);
+  const i = delays(idle);
+  return { failed, firstFailure, wallMs, ...b, idle: { ms: idleMs, ...i }, overMs: b.p99Ms - i.p99Ms };
 }
 
-/** RSS (MiB) before and after `runs` harness `run`s of `true`, `inFlight` at a time, after a warm-up, GC before each reading. */
-export async function rssRunsSuite(session, { runs, warmup, inFlight }) {
-  const warm = await pool(warmup, inFlight, () => runTrue(session));
-  await settle();
-  const before = process.memoryUsage().rss;
-  const t0 = performance.now();
-  const done = await pool(runs, inFlight, () => runTrue(session));
-  const wallMs = performance.now() - t0;
-  await settle();
-  const after = process.memoryUsage().rss;
-  return {
-    runs,
-    warmup,
-    inFlight,
-    wallMs,
-    failed: warm.failed + done.failed,
-    firstFailure: warm.firstFailure ?? done.firstFailure,
-    gcExposed: Boolean(globalThis.gc),
-    rssBeforeMB: before / MiB,
-    rssAfterMB: after / MiB,
-    growthMB: (after - before) / MiB,
-  };
+/**
+ * Event-loop delay (ms, `monitorEventLoopDelay` at 1 ms resolution) while `runs` harness `run`s
+ * of `true` go, `inFlight` at a time, each round beside the same process idling for as long
+ * right after it (the machine's own noise). `rounds` rounds; the figure is the round with the
+ * median `overMs` (busy p99 minus idle p99), since one round's p99 is ten samples and a single
+ * scheduler hiccup of the machine moves it. Every round is kept in `rounds`. Failed runs are
+ * counted, not thrown.
+ */
+export async function eventLoopRunsSuite(session, { runs, inFlight, rounds = 1 }) {
+  const all = [];
+  for (let r = 0; r < rounds; r++) all.push(await eventLoopRound(session, runs, inFlight));
+  const median = [...all].sort((a, b) => a.overMs - b.overMs)[Math.floor(all.length / 2)];
+  const failed = all.reduce((n, r) => n + r.failed, 0);
+  const firstFailure = all.find((r) => r.firstFailure)?.firstFailure ?? null;
+  return { runs, inFlight, ...median, failed, firstFailure, rounds: all.map(({ firstFailure: _, ...r }) => r) };
+}
+
+/**
+ * RSS over many harness `run`s of `true` (see `rssTrend`): `warmup` runs, then `runs` more,
+ * `inFlight` at a time, read every `every`; `growthMB` is the trend per `per` runs.
+ */
+export async function rssRunsSuite(session, { runs, warmup, inFlight, every, per }) {
+  const trend = await rssTrend(() => runTrue(session), { warmup, calls: runs, every, per, inFlight });
+  return { runs, ...trend };
 }
 
 /**

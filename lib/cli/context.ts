@@ -23,7 +23,11 @@ export interface Context {
   interactive: boolean;
   /** The terminal's width, or Infinity when stdout is not a terminal. */
   columns: number;
-  /** stderr and stdout are terminals and `--json` is off: progress may be drawn. */
+  /**
+   * stderr and stdout are terminals, `--json` is off, `TERM` is not `dumb` and no `CI` variable is
+   * set: progress may be drawn. (The spinner library draws a new line per frame, which it cannot
+   * clear, when `CI` is set; so no spinner then.)
+   */
   progress: boolean;
 }
 
@@ -42,6 +46,6 @@ export function contextOf(command: Command): Context {
     out,
     interactive,
     columns: interactive && process.stdout.columns ? process.stdout.columns : Infinity,
-    progress: !json && interactive && process.stderr.isTTY === true && process.env.TERM !== 'dumb',
+    progress: !json && interactive && process.stderr.isTTY === true && process.env.TERM !== 'dumb' && !('CI' in process.env),
   };
 }

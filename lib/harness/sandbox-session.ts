@@ -81,26 +81,66 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
    * before it started rejects with it too.
    */
   readonly spawn = async (options: ProcessOptions): Promise<SandboxProcess> => {
-    const { abortSignal } = options;
+    const { command, cwd, env, abortSignal } = this.#commandOptions(options);
     let process: ExecProcess;
     try {
-      process = await this.#session.spawn(['sh', '-c', options.command], {
-        cwd: this.#path(options.workingDirectory ?? this.defaultWorkingDirectory),
-        ...(options.env ? { env: options.env } : {}),
-        ...(abortSignal ? { abortSignal } : {}),
-      });
+      process = await this.#session.spawn(['sh', '-c', command], { cwd, ...env, ...abortSignal });
     } catch (error) {
-      throw abortReason(error, abortSignal);
+      throw abortReason(error, options.abortSignal);
     }
-    return rejectWithAbortReason(process, abortSignal);
+    return rejectWithAbortReason(process, options.abortSignal);
   };
 
+  /**
+   * Runs `sh -c <command>` to its end and answers its exit code and its whole stdout and
+   * stderr as UTF-8 text: one buffered `Session.exec` (over the session's command channel,
+   * or an engine exec where the channel cannot serve it, see `Session.exec`), with no cap on
+   * the output (`maxBufferBytes` is `Number.MAX_SAFE_INTEGER`), so no stream is made per
+   * command. An aborted run kills the process tree and rejects with `abortSignal.reason`, as
+   * `spawn` does; other failures are berth's errors (codes in the core's `Session::exec` doc).
+   */
   readonly run = async (options: ProcessOptions): Promise<{ exitCode: number; stdout: string; stderr: string }> => {
-    const process = await this.spawn(options);
-    const [stdout, stderr] = await Promise.all([readText(process.stdout), readText(process.stderr)]);
-    const { exitCode } = await process.wait();
-    return { exitCode, stdout, stderr };
+    const { command, cwd, env, abortSignal } = this.#commandOptions(options);
+    try {
+      const result = await this.#session.exec(['sh', '-c', command], {
+        cwd,
+        ...env,
+        ...abortSignal,
+        maxBufferBytes: Number.MAX_SAFE_INTEGER,
+      });
+      return { exitCode: result.exitCode, stdout: utf8(result.stdout), stderr: utf8(result.stderr) };
+    } catch (error) {
+      throw abortReason(error, options.abortSignal);
+    }
   };
+
+  /**
+   * The berth options of a harness command (`spawn` and `run`): the command checked as a
+   * string, its working directory resolved against `defaultWorkingDirectory`. A command,
+   * directory or environment of the wrong type is `E_INVALID_ARGUMENT` before any engine call.
+   */
+  #commandOptions(options: ProcessOptions): {
+    command: string;
+    cwd: string;
+    env: { env?: Record<string, string> };
+    abortSignal: { abortSignal?: AbortSignal };
+  } {
+    if (options === null || typeof options !== 'object') invalid('options', 'expected an object with a command');
+    const { command, workingDirectory, env, abortSignal } = options;
+    if (typeof command !== 'string') invalid('command', `expected a string, got ${typeof command}`);
+    if (workingDirectory !== undefined && typeof workingDirectory !== 'string') {
+      invalid('workingDirectory', `expected a string, got ${typeof workingDirectory}`);
+    }
+    if (env !== undefined && (env === null || typeof env !== 'object' || Array.isArray(env))) {
+      invalid('env', 'expected an object of strings');
+    }
+    return {
+      command,
+      cwd: this.#path(workingDirectory ?? this.defaultWorkingDirectory),
+      env: env ? { env } : {},
+      abortSignal: abortSignal ? { abortSignal } : {},
+    };
+  }
 
   readonly readFile = async ({ path, abortSignal }: ReadOptions): Promise<ReadableStream<Uint8Array> | null> =>
     this.#session.openFile(this.#path(path), abortSignal ? { abortSignal } : {});
@@ -203,14 +243,9 @@ export function restrictedView(s: SandboxSession): SandboxSession {
   });
 }
 
-async function readText(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const decoder = new TextDecoder();
-  const reader = stream.getReader();
-  let text = '';
-  for (let next = await reader.read(); !next.done; next = await reader.read()) {
-    text += decoder.decode(next.value, { stream: true });
-  }
-  return text + decoder.decode();
+/** Bytes as UTF-8 text, as the harness's `run` answers them (a leading BOM is kept). */
+function utf8(bytes: Uint8Array): string {
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
 }
 
 function encodeText(content: string, encoding: string | undefined): Uint8Array {
