@@ -1,14 +1,17 @@
 // `berth ls` on a real 80-column terminal (tmux): the table fits and stays aligned, and colours
-// appear there but not when the output is piped. Skipped, saying why, without tmux
+// appear there but not when the output is piped; a slow engine shows a spinner that is gone
+// from the screen once the table is drawn, and none under a `CI` variable. Skipped, saying why, without tmux
 // (`apt-get install tmux`; CI installs it in .ci/steps/16-test-services.sh).
 import { afterAll, describe, expect } from 'vitest';
 import { createSession } from '../index.mjs';
 import { BERTH_BIN } from './helpers/berth-cli.js';
+import { request, startEngineProxy } from './helpers/engine-proxy.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { expectNoRecordLeaks } from './helpers/records.mjs';
 import { runId } from './helpers/run-label.mjs';
+import { testSocketPath } from './helpers/test-engine.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 import { openPane, shellQuote, tmuxAvailable } from './helpers/tmux.js';
 
@@ -57,6 +60,32 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
       expect(plain).toMatch(/^SESSION +NAME +STATE +READY +OWNER +HOLDERS +AGE +IMAGE +PORTS$/m);
     } finally {
       pane.close();
+    }
+  });
+
+  test.for([
+    ['without CI', 'env -u CI', true],
+    ['under CI', 'env CI=true', false],
+  ] as const)('a listing held 2.5 s: the spinner (%s) never stays on the screen', async ([, envPrefix, spins], { skip }) => {
+    if (!tmuxAvailable()) skip('tmux is not installed (apt-get install tmux): the terminal check is skipped');
+    const proxy = await startEngineProxy({ target: testSocketPath() });
+    const held = proxy.hold(request('GET', /^\/containers\/json/));
+    const ls = `${shellQuote(process.execPath)} ${shellQuote(BERTH_BIN)} ls --socket ${shellQuote(proxy.socketPath)} --label berth.test-spinner=${runId()}`;
+    const pane = openPane(`berth-spin-${runId()}-${process.pid}`, `${envPrefix} sh -c ${shellQuote(`${ls}; echo __done__; sleep 600`)}`);
+    try {
+      await held.arrived;
+      await new Promise((r) => setTimeout(r, 2500));
+      const during = pane.capture();
+      held.release();
+      const screen = await pane.waitFor('__done__');
+      if (spins) expect(during).toContain('listing sessions');
+      else expect(during).not.toContain('listing sessions');
+      const text = screen.replace(ESCAPE, '');
+      expect(text).not.toContain('listing sessions');
+      expect(text.trimStart()).toMatch(/^(no sessions|SESSION )/);
+    } finally {
+      pane.close();
+      await proxy.close();
     }
   });
 });

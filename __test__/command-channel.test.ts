@@ -282,6 +282,32 @@ describe.skipIf(!engineAvailable())('command channel', () => {
     }
   });
 
+  test('a root create with setup commands and a timeout makes one engine exec (the channel); the deadline file is written', async ({ sessionId, track }) => {
+    const { value: s, requests } = await proxy.during(() =>
+      createSession({
+        sessionId,
+        image: TEST_IMAGE,
+        labels: testLabels(),
+        socketPath: proxy.socketPath,
+        workDir: '/workspace',
+        timeoutMs: 600_000,
+        setupCommands: ['mkdir -p src', 'echo ready > .setup', ['test', '-f', '.setup']],
+      }),
+    );
+    track(s);
+    // No user-directory probe of a root container (no `id -u`/`id -g` execs, no diff).
+    expect(requests.filter(request('GET', /^\/containers\/[^/]+\/changes/))).toEqual([]);
+    expect(execCreates(requests)).toBe(1);
+    const deadline = Number((await execIn(s.id, ['cat', '/run/berth/deadline'], { user: '0' })).stdout.trim());
+    expect(Math.abs(deadline * 1000 - s.expiresAt!)).toBeLessThan(2_000);
+    // setTimeout writes it over the same channel: no engine exec.
+    const { requests: later } = await proxy.during(() => s.setTimeout(1_200_000));
+    expect(execCreates(later)).toBe(0);
+    const moved = Number((await execIn(s.id, ['cat', '/run/berth/deadline'], { user: '0' })).stdout.trim());
+    expect(moved).toBeGreaterThan(deadline + 500);
+    expect((await execIn(s.id, ['stat', '-c', '%u %a', '/run/berth/deadline'], { user: '0' })).stdout.trim()).toBe('0 644');
+  });
+
   test('the harness provider runs and spawns over the channel', async ({ sessionId }) => {
     const sandbox = await createDockerSandboxProvider({ image: TEST_IMAGE, labels: testLabels(), socketPath: proxy.socketPath }).createSession({
       sessionId,

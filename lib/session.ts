@@ -87,8 +87,10 @@ export class Session implements AsyncDisposable {
    * recorded in the engine (every berth process honours it), written into the container for
    * its deadline keep-alive, and this process's timer is re-armed. See README "Lifetimes".
    *
-   * Engine API: `GET /containers/{id}/json`, `GET /volumes?filters=...`, one exec as root (the
-   * deadline file, when the container runs berth's deadline keep-alive), `POST /volumes/create`.
+   * Engine API: `GET /containers/{id}/json`, `GET /volumes?filters=...`, one command as root (the
+   * deadline file, when the container runs berth's deadline keep-alive: over the session's
+   * command channel when the container's user is root, else one exec as user 0),
+   * `POST /volumes/create`.
    *
    * @param ms Milliseconds from now, a whole number from 0 to 2,592,000,000 (30 days).
    * @returns The new deadline, in milliseconds since the epoch.

@@ -37,6 +37,24 @@ impl Deref for Inspected {
     }
 }
 
+impl Inspected {
+    /// The container's processes run as root: its config's user (the create's `user`, else
+    /// the image's) is empty, `root` or uid 0, with or without a group.
+    pub fn runs_as_root(&self) -> bool {
+        let user = self
+            .config
+            .as_ref()
+            .and_then(|c| c.user.as_deref())
+            .unwrap_or_default();
+        user.is_empty() || is_root(user)
+    }
+}
+
+/// `user` names root: `root` or uid 0, with or without a group.
+pub(crate) fn is_root(user: &str) -> bool {
+    matches!(user.split(':').next(), Some("root" | "0"))
+}
+
 /// `GET /containers/{name_or_id}/json`; `Ok(None)` on 404.
 ///
 /// Errors: `E_ENGINE` (including an answer that cannot be decoded even with the state word

@@ -285,12 +285,18 @@ async fn setup_and_record(
         // Ready now: the deadline counts from here, recorded before readiness so that a
         // ready session with a timeout always has its deadline record.
         let deadline = crate::session::deadline_timer::now_ms().saturating_add(timeout_ms);
+        // A root container's channel (the setup's, or opened now) is root's: the deadline
+        // file is written over it instead of an engine exec of its own.
+        let root = crate::engine::container::inspect(engine, &session.id)
+            .await?
+            .is_some_and(|c| c.runs_as_root());
         crate::session::keepalive::write_deadline(
             engine,
             &session.id,
             &session.name,
             labels,
             deadline,
+            root.then(|| session.commands()),
         )
         .await?;
         crate::ownership::deadlines::set(engine, &session.id, deadline).await?;

@@ -289,6 +289,7 @@ async fn adopt(
                 &f.name,
                 &labels.unwrap_or_default(),
                 d,
+                None,
             )
             .await?;
         }

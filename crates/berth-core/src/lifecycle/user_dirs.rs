@@ -18,6 +18,9 @@
 //! plus `u+rwx`, uploaded through the archive API ([`repair::give`]); the engine applies it,
 //! so no capability is needed in the container (`no-new-privileges` leaves a root exec none).
 //!
+//! A container whose user is root (the spec's `user`, else the image's, empty or `0`/`root`)
+//! needs none of it: after the inspect, nothing more is asked.
+//!
 //! Engine calls (each bounded by the create's scope): `GET /containers/{id}/json`,
 //! `GET /containers/{id}/changes`, `HEAD /containers/{id}/archive?path=` per path; when a
 //! path is to be given, two execs (`id -u`, `id -g` as the session's user) and one
@@ -29,7 +32,7 @@ use bollard::models::ChangeType;
 
 use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::Engine;
-use crate::engine::container::{inspect, Facts};
+use crate::engine::container::{inspect, is_root, Facts};
 use crate::files::archive::{self, Owner, Stat};
 use crate::lifecycle::repair;
 use crate::model::errors::Result;
@@ -58,6 +61,11 @@ pub(crate) async fn give_to_user(engine: &Engine, id: &str, spec: &CreateSpec) -
     let Some(c) = inspect(engine, id).await? else {
         return Ok(());
     };
+    // No `user` in the spec: the image's, which the container's config holds; root (or
+    // none, which is root) owns what the engine made already, so nothing is asked of it.
+    if c.runs_as_root() {
+        return Ok(());
+    }
     let f = Facts::from_inspect(&c);
     let mut mounted: Vec<String> = c
         .mounts
@@ -125,11 +133,6 @@ async fn added_paths(engine: &Engine, id: &str) -> Result<HashSet<String>> {
         .filter(|c| c.kind == ChangeType::_1)
         .map(|c| clean(&c.path))
         .collect())
-}
-
-/// `user` names root: `root` or uid 0, with or without a group.
-fn is_root(user: &str) -> bool {
-    matches!(user.split(':').next(), Some("root" | "0"))
 }
 
 /// An absolute path without empty, `.` components or a trailing slash (`..` is rejected by

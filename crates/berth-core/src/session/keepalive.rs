@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::connection::Engine;
+use crate::exec::channel::CommandChannels;
 use crate::exec::{self, ExecOptions};
 use crate::model::errors::{Error, Result};
 use crate::model::labels::KEEP_ALIVE;
@@ -22,7 +23,9 @@ const WRITE_TIMEOUT_MS: u64 = 30_000;
 
 /// Writes `deadline_ms` (ms since the epoch) into the deadline file of container `id`
 /// (`name` for errors) when its `labels` say it runs berth's deadline keep-alive; nothing
-/// otherwise (a custom entrypoint is the user's). One exec as user `0`:
+/// otherwise (a custom entrypoint is the user's). One command as root: over `root_channels`
+/// (the session's command channels, given only when the container's own user is root, so its
+/// channel is root's) when they can carry it, else one exec as user `0`:
 /// `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
 /// Errors: `E_ENGINE` (the write failed: its exit code and stderr), `E_ENGINE_UNAVAILABLE`,
 /// `E_EXEC_TIMEOUT`.
@@ -32,6 +35,7 @@ pub(crate) async fn write_deadline(
     name: &str,
     labels: &HashMap<String, String>,
     deadline_ms: u64,
+    root_channels: Option<&CommandChannels>,
 ) -> Result<()> {
     if labels.get(KEEP_ALIVE).map(String::as_str) != Some("deadline") {
         return Ok(());
@@ -48,11 +52,13 @@ pub(crate) async fn write_deadline(
         deadline_secs(deadline_ms).to_string(),
     ];
     let opts = ExecOptions {
-        user: Some("0".into()),
+        // The container's user (root) on its channel; root by number on the engine path.
+        user: root_channels.is_none().then(|| "0".into()),
         timeout_ms: Some(WRITE_TIMEOUT_MS),
         ..Default::default()
     };
-    let out = exec::exec(engine, id, name, &argv, &opts, &CancellationToken::new()).await?;
+    let never = CancellationToken::new();
+    let out = exec::exec_via(engine, id, name, &argv, &opts, &never, root_channels).await?;
     if out.exit_code != 0 {
         return Err(Error::Engine {
             operation: "write the keep-alive's deadline file".into(),

@@ -71,7 +71,10 @@ impl Session {
                 .as_ref()
                 .and_then(|cfg| cfg.labels.clone())
                 .unwrap_or_default();
-            keepalive::write_deadline(engine, &self.id, &self.name, &labels, deadline).await?;
+            // A root container's channel is root's: the write goes over it when it can.
+            let channels = c.runs_as_root().then(|| self.commands());
+            keepalive::write_deadline(engine, &self.id, &self.name, &labels, deadline, channels)
+                .await?;
         }
         deadlines::set(engine, &self.id, deadline).await?;
         drop(state);
