@@ -354,9 +354,9 @@ describe.skipIf(!engineAvailable())('command channel', () => {
       expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '' });
       // A command of the wrong type is E_INVALID_ARGUMENT before any engine call.
       const bad = await proxy.during(async () => {
-        await expectBerthError(sandbox.run({ command: 42 as unknown as string }), InvalidArgumentError);
-        await expectBerthError(sandbox.spawn({ command: 'true', workingDirectory: 7 as unknown as string }), InvalidArgumentError);
-        await expectBerthError(sandbox.run({ command: 'true', env: 'A=1' as unknown as Record<string, string> }), InvalidArgumentError);
+        await expectBerthError(Promise.resolve(sandbox.run({ command: 42 as unknown as string })), InvalidArgumentError);
+        await expectBerthError(Promise.resolve(sandbox.spawn({ command: 'true', workingDirectory: 7 as unknown as string })), InvalidArgumentError);
+        await expectBerthError(Promise.resolve(sandbox.run({ command: 'true', env: 'A=1' as unknown as Record<string, string> })), InvalidArgumentError);
       });
       expect(bad.requests).toEqual([]);
     } finally {
