@@ -30,7 +30,8 @@ out.push('');
 for (const c of r.concurrency ?? []) out.push(`- ${c.count} concurrent create+remove, ${c.name}: ${(c.wallMs / 1000).toFixed(2)} s wall, ${c.failed} failed, ${c.leaked} leaked.`);
 if (r.eventLoop) {
   const e = r.eventLoop;
-  out.push(`- Event-loop delay during ${e.calls} berth peeks (${e.inFlight} in flight): p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms${e.idle ? `; the same process idling for as long: p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms` : ''}.`);
+  const rounds = e.rounds?.length > 1 ? ` (the median of ${e.rounds.length} rounds by p99; their p99s ${e.rounds.map((x) => x.p99Ms.toFixed(2)).join(', ')} ms)` : '';
+  out.push(`- Event-loop delay during ${e.calls} berth peeks (${e.inFlight} in flight)${rounds}: p50 ${e.p50Ms.toFixed(2)} ms, p99 ${e.p99Ms.toFixed(2)} ms, max ${e.maxMs.toFixed(2)} ms${e.idle ? `; the same process idling for as long: p50 ${e.idle.p50Ms.toFixed(2)} ms, p99 ${e.idle.p99Ms.toFixed(2)} ms, max ${e.idle.maxMs.toFixed(2)} ms` : ''}.`);
 }
 if (r.eventLoopRuns) {
   const e = r.eventLoopRuns;

@@ -45,7 +45,7 @@ const SUITES = {
   turn200: 'agent turn (20 files, 200 runs): harness provider vs the CLI backend',
   profile: "where one agent turn's time goes (engine requests by endpoint)",
   concurrency: 'concurrent create+remove (berth, dockerode): wall time, leaks',
-  eventloop: 'event-loop delay during berth peeks vs idle',
+  eventloop: 'event-loop delay during berth peeks vs idle (median of 5 rounds)',
   rss: 'RSS growth per 10,000 peeks (trend over 20,000)',
   'rss-runs': 'RSS growth per 10,000 harness runs (trend over 20,000)',
   'eventloop-runs': 'event-loop delay during 1,000 concurrent harness runs vs idle (median of 5 rounds)',
@@ -83,6 +83,7 @@ const PLANS = {
     workload200: { files: 20, runs: 200 },
     concurrency: 50,
     eventLoopCalls: 1000,
+    eventLoopRounds: 5,
     // RSS: readings every 1,000 calls over 20,000 after a warm-up, the trend per 10,000.
     rssPeeks: { peeks: 20000, warmup: 1000, every: 1000, per: 10000 },
     // All 1,000 at once: over the command channel each run is one process in the container
@@ -104,6 +105,7 @@ const PLANS = {
     workload200: { files: 3, runs: 20 },
     concurrency: 5,
     eventLoopCalls: 100,
+    eventLoopRounds: 3,
     rssPeeks: { peeks: 300, warmup: 20, every: 100, per: 300 },
     eventLoopRuns: { runs: 50, inFlight: 25, rounds: 3 },
     rssRuns: { runs: 200, warmup: 20, inFlight: 10, every: 50, per: 200 },
@@ -194,7 +196,7 @@ async function main() {
     if (['eventloop', 'rss'].some(wants)) {
       const probe = await berth.createSession({ sessionId: ctx.sessionId('probe'), image, labels, socketPath: args.socketPath });
       try {
-        await step('eventloop', async () => (results.eventLoop = await eventLoopSuite(ctx, probe.sessionId, plan.eventLoopCalls)));
+        await step('eventloop', async () => (results.eventLoop = await eventLoopSuite(ctx, probe.sessionId, plan.eventLoopCalls, { rounds: plan.eventLoopRounds })));
         await step('rss', async () => (results.rss = await rssSuite(ctx, probe.sessionId, plan.rssPeeks)));
       } finally {
         await probe.remove();

@@ -31,8 +31,11 @@ export function printReport(results) {
   const loop = [];
   const e = results.eventLoop;
   if (e) {
-    loop.push([`during ${e.calls} berth peeks, ${e.inFlight} in flight`, delays(e)]);
-    loop.push(["idle for as long (the machine's own noise)", delays(e.idle)]);
+    for (const [i, round] of (e.rounds ?? [e]).entries()) {
+      const tag = e.rounds?.length > 1 ? `round ${i + 1}: ` : '';
+      loop.push([`${tag}during ${e.calls} berth peeks, ${e.inFlight} in flight`, delays(round)]);
+      loop.push([`${tag}idle for as long (the machine's own noise)`, delays(round.idle)]);
+    }
   }
   const er = results.eventLoopRuns;
   if (er) {

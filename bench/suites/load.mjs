@@ -67,29 +67,28 @@ export async function concurrencySuite(ctx, count) {
 /**
  * Event-loop delay (ms) while `calls` berth peeks run, `inFlight` at a time; then, as a
  * baseline, the delay of this process idling for as long (what the machine's other load
- * alone costs the event loop).
+ * alone costs the event loop). `rounds` rounds; the figure is the round with the median busy
+ * p99 (every round is kept in `rounds`).
  */
-export async function eventLoopSuite(ctx, sessionId, calls, inFlight = 10) {
+export async function eventLoopSuite(ctx, sessionId, calls, { inFlight = 10, rounds = 1 } = {}) {
   const ms = (ns) => ns / 1e6;
-  const h = monitorEventLoopDelay({ resolution: 1 });
-  h.enable();
-  const t0 = performance.now();
-  await pool(calls, inFlight, () => berth.peek(sessionId, { socketPath: ctx.socketPath }));
-  const wallMs = performance.now() - t0;
-  h.disable();
-  const idle = monitorEventLoopDelay({ resolution: 1 });
-  idle.enable();
-  await new Promise((r) => setTimeout(r, wallMs));
-  idle.disable();
-  return {
-    calls,
-    inFlight,
-    wallMs,
-    p50Ms: ms(h.percentile(50)),
-    p99Ms: ms(h.percentile(99)),
-    maxMs: ms(h.max),
-    idle: { p50Ms: ms(idle.percentile(50)), p99Ms: ms(idle.percentile(99)), maxMs: ms(idle.max) },
-  };
+  const delays = (h) => ({ p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max) });
+  const all = [];
+  for (let r = 0; r < rounds; r++) {
+    const h = monitorEventLoopDelay({ resolution: 1 });
+    h.enable();
+    const t0 = performance.now();
+    await pool(calls, inFlight, () => berth.peek(sessionId, { socketPath: ctx.socketPath }));
+    const wallMs = performance.now() - t0;
+    h.disable();
+    const idle = monitorEventLoopDelay({ resolution: 1 });
+    idle.enable();
+    await new Promise((r) => setTimeout(r, wallMs));
+    idle.disable();
+    all.push({ wallMs, ...delays(h), idle: delays(idle) });
+  }
+  const median = [...all].sort((a, b) => a.p99Ms - b.p99Ms)[Math.floor(all.length / 2)];
+  return { calls, inFlight, ...median, rounds: all };
 }
 
 /** RSS over many berth peeks (see `rssTrend`): the trend per `per` peeks, after a warm-up. */
