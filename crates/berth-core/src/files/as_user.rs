@@ -94,6 +94,9 @@ fi"#
 /// finishing the aborted write).
 const CLEANUP_SCRIPT: &str = r#"rm -f -- "$1"; sleep 1; rm -f -- "$1""#;
 
+/// How many times the removal of a temporary file is tried before it is given up.
+const CLEANUP_ATTEMPTS: u32 = 3;
+
 /// The temporary name a write uses in the target's directory: `.berth-tmp-<16 hex>`.
 pub(crate) fn temp_name() -> String {
     format!(".berth-tmp-{}", hex::encode(rand::random::<[u8; 8]>()))
@@ -263,15 +266,27 @@ pub(crate) fn cleanup(engine: &Engine, id: &str, name: &str, temp: String, user:
             timeout_ms: Some(30_000),
             ..Default::default()
         };
-        let _ = exec::exec(
-            &engine,
-            &id,
-            &name,
-            &argv(CLEANUP_SCRIPT, &[&temp]),
-            &opts,
-            &CancellationToken::new(),
-        )
-        .await;
+        // A refused or broken exec (an engine under load) is tried again, a second apart; a
+        // container that is gone has nothing left to clean.
+        for attempt in 0..CLEANUP_ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+            let out = exec::exec(
+                &engine,
+                &id,
+                &name,
+                &argv(CLEANUP_SCRIPT, &[&temp]),
+                &opts,
+                &CancellationToken::new(),
+            )
+            .await;
+            match out {
+                Ok(o) if o.exit_code == 0 => return,
+                Err(Error::SessionNotFound { .. }) => return,
+                _ => {}
+            }
+        }
     });
 }
 
