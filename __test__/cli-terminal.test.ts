@@ -2,6 +2,7 @@
 // appear there but not when the output is piped; a slow engine shows a spinner that is gone
 // from the screen once the table is drawn, and none under a `CI` variable. Skipped, saying why, without tmux
 // (`apt-get install tmux`; CI installs it in .ci/steps/16-test-services.sh).
+import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, describe, expect } from 'vitest';
 import { createSession } from '../index.mjs';
 import { BERTH_BIN } from './helpers/berth-cli.js';
@@ -85,6 +86,35 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
       expect(text.trimStart()).toMatch(/^(no sessions|SESSION )/);
     } finally {
       pane.close();
+      await proxy.close();
+    }
+  });
+
+  test('a pty with no window size (0 columns) draws no spinner and the listing ends', async ({ skip }) => {
+    if (spawnSync('script', ['--version']).status !== 0) skip('script (util-linux) is not installed: the 0-column check is skipped');
+    const proxy = await startEngineProxy({ target: testSocketPath() });
+    const held = proxy.hold(request('GET', /^\/containers\/json/));
+    const ls = `${shellQuote(process.execPath)} ${shellQuote(BERTH_BIN)} ls --socket ${shellQuote(proxy.socketPath)} --label berth.test-spinner=${runId()}`;
+    const env = { ...process.env, TERM: 'xterm' };
+    delete env.CI;
+    // `script` runs the command on a new pty; with no terminal of its own it sets no size.
+    const child = spawn('script', ['-qec', `stty size; ${ls}`, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await held.arrived;
+      await new Promise((r) => setTimeout(r, 2500));
+      held.release();
+      const bound = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      const code = await exited;
+      clearTimeout(bound);
+      expect(output).toMatch(/^0 0/);
+      expect(code).toBe(0);
+      expect(output).not.toContain('listing sessions');
+      expect(output.length).toBeLessThan(4096);
+    } finally {
+      child.kill('SIGKILL');
       await proxy.close();
     }
   });

@@ -24,9 +24,10 @@ export interface Context {
   /** The terminal's width, or Infinity when stdout is not a terminal. */
   columns: number;
   /**
-   * stderr and stdout are terminals, `--json` is off, `TERM` is not `dumb` and no `CI` variable is
-   * set: progress may be drawn. (The spinner library draws a new line per frame, which it cannot
-   * clear, when `CI` is set; so no spinner then.)
+   * stderr and stdout are terminals, stderr's terminal has a width (a pty with no window size
+   * reports 0 columns), `--json` is off, `TERM` is not `dumb` and no `CI` variable is set:
+   * progress may be drawn. (The spinner library draws a new line per frame, which it cannot
+   * clear, when `CI` is set; on 0 columns its line count is infinite and clearing never ends.)
    */
   progress: boolean;
 }
@@ -46,6 +47,12 @@ export function contextOf(command: Command): Context {
     out,
     interactive,
     columns: interactive && process.stdout.columns ? process.stdout.columns : Infinity,
-    progress: !json && interactive && process.stderr.isTTY === true && process.env.TERM !== 'dumb' && !('CI' in process.env),
+    progress:
+      !json &&
+      interactive &&
+      process.stderr.isTTY === true &&
+      (process.stderr.columns ?? 0) > 0 &&
+      process.env.TERM !== 'dumb' &&
+      !('CI' in process.env),
   };
 }
