@@ -20,6 +20,7 @@ import {
   ExecTimeoutError,
   listSessions,
   listTemplates,
+  pruneTemplates,
   peek,
   recreateSession,
   removeTemplate,
@@ -48,20 +49,22 @@ const ABORT_AFTER_MS = 300;
 async function abortSettles(
   call: (abortSignal: AbortSignal) => Promise<unknown>,
   Class: Parameters<typeof expectBerthError>[1] = AbortedError,
-): Promise<void> {
+): Promise<{ details: Record<string, unknown> }> {
   const controller = new AbortController();
   let abortedAt = Number.NaN;
   controller.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
   const pending = call(controller.signal);
   pending.catch(() => {}); // asserted below
   const timer = setTimeout(() => controller.abort(), ABORT_AFTER_MS);
+  let error: { details: Record<string, unknown> };
   try {
-    await expectBerthError(pending, Class);
+    error = (await expectBerthError(pending, Class)) as unknown as { details: Record<string, unknown> };
   } finally {
     clearTimeout(timer);
   }
   const took = performance.now() - abortedAt;
   expect(took, `settled ${Math.round(took)} ms after the abort`).toBeLessThan(SETTLE_MS);
+  return error;
 }
 
 /** `call` (with `timeoutMs`) must reject E_EXEC_TIMEOUT within SETTLE_MS of its deadline. */
@@ -108,6 +111,8 @@ describe.skipIf(!engineAvailable())('a hung engine (accepts, never answers)', ()
     await abortSettles((abortSignal) => recreateSession({ sessionId, image: TEST_IMAGE, labels, socketPath, abortSignal }));
     await abortSettles((abortSignal) => listTemplates({ socketPath, abortSignal }));
     await abortSettles((abortSignal) => removeTemplate('k', { socketPath, abortSignal }));
+    // The error names the call the caller made, not the step it stopped in.
+    expect((await abortSettles((abortSignal) => pruneTemplates({ socketPath, abortSignal }))).details.operation).toBe('pruneTemplates');
     // The harness provider and the drop-in pass their callers' signals down.
     const provider = createDockerSandboxProvider({ image: TEST_IMAGE, labels, socketPath });
     await abortSettles(async (abortSignal) => provider.createSession({ sessionId, abortSignal }));

@@ -95,7 +95,7 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
     const proxy = await startEngineProxy({ target: testSocketPath() });
     const held = proxy.hold(request('GET', /^\/containers\/json/));
     const ls = `${shellQuote(process.execPath)} ${shellQuote(BERTH_BIN)} ls --socket ${shellQuote(proxy.socketPath)} --label berth.test-spinner=${runId()}`;
-    const env = { ...process.env, TERM: 'xterm' };
+    const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'xterm' };
     delete env.CI;
     // `script` runs the command on a new pty; with no terminal of its own it sets no size.
     const child = spawn('script', ['-qec', `stty size; ${ls}`, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });

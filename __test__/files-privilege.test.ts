@@ -224,6 +224,28 @@ describe.skipIf(!engineAvailable())('files as the session user', () => {
     expect((await asRoot(root.id, 'ls -d /work/newdir 2>/dev/null || echo none')).trim()).toBe('none');
   });
 
+  test('links: one into an unsearchable directory is denied (read and write), a dangling one is absent and written through', async () => {
+    await asRoot(
+      user.id,
+      'mkdir -p /home/u/links && ln -sfn /locked/f /home/u/links/hidden && ln -sfn /locked/nothing /home/u/links/hidden-absent && ' +
+        'ln -sfn ../made.txt /home/u/links/dangling && ln -sfn /no-such-dir/x /home/u/links/nowhere && ' +
+        'ln -sfn hidden /home/u/links/chain && chown -h 1000:1000 /home/u/links /home/u/links/*',
+    );
+    for (const path of ['/home/u/links/hidden', '/home/u/links/hidden-absent', '/home/u/links/chain']) {
+      await expectBerthError(user.readFile(path), PermissionDeniedError);
+      await expectBerthError(user.writeFile(path, 'x'), PermissionDeniedError);
+    }
+    expect((await asRoot(user.id, 'cat /locked/f')).trim()).toBe('hidden');
+    // A dangling link is absent to a read, and a write goes through it, as `echo > link` would.
+    expect(await user.readFile('/home/u/links/dangling')).toBeNull();
+    await user.writeFile('/home/u/links/dangling', 'through');
+    expect((await user.readFile('/home/u/made.txt'))!.toString()).toBe('through');
+    expect(await statIn(user.id, '/home/u/made.txt')).toBe('644 1000 1000');
+    // One whose target directory does not exist: nothing to write into.
+    expect(await user.readFile('/home/u/links/nowhere')).toBeNull();
+    await expectBerthError(user.writeFile('/home/u/links/nowhere', 'x'), InvalidArgumentError);
+  });
+
   // Three write paths: the archive upload (a root session), the exec as the user (uid 1000), and
   // the exec fallback as root on a tmpfs (/dev/shm, which the archive API cannot reach).
   test.for(['root', 'user', 'tmpfs'] as const)(

@@ -1,4 +1,5 @@
 import { withAbort } from './abort';
+import { AbortedError } from './errors/aborted-error';
 import { loadBinding } from './binding';
 import { engineOptions, type NativeEngineOptions } from './engine-option';
 import { callNative } from './native-call';
@@ -100,10 +101,21 @@ export async function pruneTemplates(options: TemplateOptions = {}): Promise<{ r
   const removed: string[] = [];
   const kept: string[] = [];
   const { labels: _filter, ...each } = options ?? {};
-  for (const t of await listTemplates(options)) {
-    const outcome = await removeTemplate(t.key, each);
-    if (outcome === 'in-use') kept.push(t.key);
-    else if (outcome === 'removed') removed.push(t.key);
+  try {
+    for (const t of await listTemplates(options)) {
+      const outcome = await removeTemplate(t.key, each);
+      if (outcome === 'in-use') kept.push(t.key);
+      else if (outcome === 'removed') removed.push(t.key);
+    }
+  } catch (error) {
+    // The abort is pruneTemplates', whichever of its steps it stopped.
+    if (AbortedError.isInstance(error)) {
+      throw new AbortedError(error.message.replace(/^(listTemplates|removeTemplate)\b/, 'pruneTemplates'), {
+        details: { ...error.details, operation: 'pruneTemplates' },
+        cause: error,
+      });
+    }
+    throw error;
   }
   return { removed, kept };
 }

@@ -35,23 +35,27 @@ const NOT_DIR: i64 = 13;
 const SPECIAL: i64 = 14;
 const SHORT: i64 = 15;
 
-/// Checks `$1` as the user, then `exec cat`s it. Nothing there is absent when the nearest
-/// ancestor that exists is one the user may search (or not a directory): a missing parent
-/// directory is absent too; an unsearchable one hides what is in it (denied).
-pub(crate) const READ_SCRIPT: &str = r#"p=$1
+/// Checks `$1` as the user, then `exec cat`s it. Nothing there (the path, or the end of its
+/// link chain) is absent when the nearest ancestor that exists is one the user may search (or
+/// not a directory): a missing parent directory or a dangling link is absent too; an
+/// unsearchable one hides what is in it (denied), also behind a link (`berth_hidden`).
+pub(crate) const READ_SCRIPT: &str = concat!(
+    crate::files::link_reach_sh!(),
+    r#"p=$1
 if [ -d "$p" ]; then exit 11; fi
 if [ ! -e "$p" ]; then
-  q=${p%/*}; while [ -n "$q" ] && [ ! -e "$q" ]; do q=${q%/*}; done
-  if [ ! -d "${q:-/}" ] || [ -x "${q:-/}" ]; then exit 10; else exit 12; fi
+  if berth_hidden "$p"; then exit 12; else exit 10; fi
 fi
 [ -f "$p" ] || exit 14
 [ -r "$p" ] || exit 12
-exec cat -- "$p""#;
+exec cat -- "$p""#
+);
 
 /// Writes stdin to `$1` through `$2` (a name in the same directory), `$3` bytes, mode `$4`
 /// (`-`: keep an existing file's, 0644 for a new one). See the module docs.
 pub(crate) const WRITE_SCRIPT: &str = concat!(
     crate::files::mount_point_sh!(),
+    crate::files::link_reach_sh!(),
     r#"p=$1; n=$3; m=$4; k=$4
 d=${p%/*}; d=${d:-/}; t=$d/$2; s=
 trap 'rm -f "$t" ${s:+"$s"}' EXIT; trap 'exit 1' HUP INT TERM PIPE
@@ -64,7 +68,16 @@ if [ $# -gt 0 ]; then
   for x; do mkdir -m 755 "$x" 2>/dev/null || exit 12; done
 fi
 i=0
-if [ -e "$p" ] || [ -L "$p" ]; then
+if [ -L "$p" ] && [ ! -e "$p" ]; then
+  # A link to nothing the user can see: hidden is denied; dangling is written through, into
+  # a directory the user may write (the kernel decides, as for `echo > link`).
+  berth_hidden "$p" && exit 12
+  e=${_r%/*}; e=${e:-/}
+  [ -d "$e" ] || exit 13
+  [ -w "$e" ] && [ -x "$e" ] || exit 12
+  [ "$m" != - ] || m=644
+  k=$m; i=1
+elif [ -e "$p" ] || [ -L "$p" ]; then
   [ -f "$p" ] || exit 14
   [ -w "$p" ] || exit 12
   [ "$k" = - ] || [ -O "$p" ] || exit 12
@@ -293,6 +306,35 @@ pub(crate) fn cleanup(engine: &Engine, id: &str, name: &str, temp: String, user:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_read_script_parses_and_a_dangling_link_is_not_hidden() {
+        let out = std::process::Command::new("sh")
+            .args(["-n", "-c", READ_SCRIPT])
+            .output()
+            .expect("sh runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = std::env::temp_dir().join(format!("berth-reach-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("dangling");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("nowhere/at/all", &link).unwrap();
+        let script = format!(
+            r#"{}berth_hidden "$1"; echo "$? $_r""#,
+            crate::files::link_reach_sh!()
+        );
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script, "t", link.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let expected = format!("1 {}/nowhere/at/all\n", dir.display());
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn temp_files_sit_beside_their_target() {

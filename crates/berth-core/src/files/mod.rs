@@ -11,6 +11,29 @@
 //! inspects the container id to tell them apart (`E_SESSION_NOT_FOUND` for the latter), never
 //! the message text.
 
+/// A POSIX `sh` function for the as-the-user scripts: `berth_hidden <path>` succeeds when
+/// the path, or the end of its symbolic-link chain (at most 8 links, relative targets taken
+/// from the link's directory), cannot be looked at by the user: the nearest ancestor of it
+/// that exists is a directory the user may not search. A path whose nearest existing
+/// ancestor is searchable (or not a directory) is simply absent; a link into `/root` of a
+/// non-root user is hidden, so it reads and writes as denied, like the path itself. Sets
+/// `_r` to the chain's end; its variables start with `_`; needs `readlink`.
+macro_rules! link_reach_sh {
+    () => {
+        r#"berth_hidden() {
+  _r=$1; _h=0
+  while [ -L "$_r" ] && [ $_h -lt 8 ]; do
+    _l=$(readlink -- "$_r") || return 0
+    case $_l in /*) _r=$_l ;; *) _r=${_r%/*}/$_l ;; esac; _h=$((_h+1))
+  done
+  _q=${_r%/*}; while [ -n "$_q" ] && [ ! -e "$_q" ]; do _q=${_q%/*}; done
+  [ -d "${_q:-/}" ] && [ ! -x "${_q:-/}" ]
+}
+"#
+    };
+}
+pub(crate) use link_reach_sh;
+
 /// The `sh` function `berth_mnt PATH`: true when `PATH` (a regular file, not a symbolic link)
 /// is itself a mount point, as the kernel reports it: its device differs from its directory's
 /// (`stat -c %d`), or its physical path (directory resolved with `pwd -P`) is a mount point in
@@ -77,10 +100,15 @@ pub(crate) const DEFAULT_FILE_MODE: u32 = 0o644;
 /// How many symbolic links a read follows before `E_INVALID_ARGUMENT`.
 pub(crate) const MAX_SYMLINK_HOPS: usize = 8;
 const MEMORY_CHUNK_BYTES: usize = 64 * 1024;
+/// The longest name of one path component, in bytes (Linux's `NAME_MAX`).
+pub(crate) const MAX_NAME_BYTES: usize = 255;
+/// The longest path, in bytes (Linux's `PATH_MAX`, 4096, less the terminating NUL).
+pub(crate) const MAX_PATH_BYTES: usize = 4095;
 
 /// Checks and normalises a file path: absolute, no NUL, no `.` or `..` component, not `/`,
-/// no trailing `/` (a trailing slash names a directory, never a file); repeated slashes are
-/// dropped. `E_INVALID_ARGUMENT` naming `field`.
+/// no trailing `/` (a trailing slash names a directory, never a file), no name over
+/// [`MAX_NAME_BYTES`] and at most [`MAX_PATH_BYTES`] in all (Linux's `NAME_MAX` and
+/// `PATH_MAX` less its NUL); repeated slashes are dropped. `E_INVALID_ARGUMENT` naming `field`.
 pub fn normalize_path(field: &str, path: &str) -> Result<String> {
     if !path.starts_with('/') || path.contains('\0') {
         return Err(Error::invalid(
@@ -104,7 +132,26 @@ pub fn normalize_path(field: &str, path: &str) -> Result<String> {
             "must name a file: a trailing `/` names a directory",
         ));
     }
-    Ok(format!("/{}", parts.join("/")))
+    if let Some(long) = parts.iter().find(|p| p.len() > MAX_NAME_BYTES) {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "a name of {} bytes is longer than Linux allows ({MAX_NAME_BYTES})",
+                long.len()
+            ),
+        ));
+    }
+    let normal = format!("/{}", parts.join("/"));
+    if normal.len() > MAX_PATH_BYTES {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "a path of {} bytes is longer than Linux allows ({MAX_PATH_BYTES})",
+                normal.len()
+            ),
+        ));
+    }
+    Ok(normal)
 }
 
 /// Who file calls act as (`files` on `createSession` / `resumeSession`).
@@ -474,6 +521,11 @@ mod tests {
     #[test]
     fn paths_are_checked_and_normalised() {
         assert_eq!(normalize_path("p", "/tmp//a b/ü").unwrap(), "/tmp/a b/ü");
+        let longest_name = format!("/tmp/{}", "n".repeat(255));
+        assert_eq!(normalize_path("p", &longest_name).unwrap(), longest_name);
+        let longest_path = format!("/{}", "d/".repeat(2046)) + "xy";
+        assert_eq!(longest_path.len(), 4095);
+        assert_eq!(normalize_path("p", &longest_path).unwrap(), longest_path);
         for bad in [
             "tmp/x",
             "/",
@@ -483,6 +535,8 @@ mod tests {
             "",
             "/work/newdir/",
             "/etc/passwd//",
+            &format!("/tmp/{}", "n".repeat(256)),
+            &format!("/{}/x", "d/".repeat(2047)),
         ] {
             assert_eq!(
                 normalize_path("p", bad).unwrap_err().code(),
