@@ -98,7 +98,15 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'xterm' };
     delete env.CI;
     // `script` runs the command on a new pty; with no terminal of its own it sets no size.
-    const child = spawn('script', ['-qec', `stty size; ${ls}`, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so that a hung `berth` under `script` is killed with it.
+    const child = spawn('script', ['-qec', `stty size; ${ls}`, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const killGroup = (): void => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -106,7 +114,7 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
       await held.arrived;
       await new Promise((r) => setTimeout(r, 2500));
       held.release();
-      const bound = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      const bound = setTimeout(killGroup, 60_000);
       const code = await exited;
       clearTimeout(bound);
       expect(output).toMatch(/^0 0/);
@@ -114,7 +122,7 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
       expect(output).not.toContain('listing sessions');
       expect(output.length).toBeLessThan(4096);
     } finally {
-      child.kill('SIGKILL');
+      killGroup();
       await proxy.close();
     }
   });
