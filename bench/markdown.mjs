@@ -28,6 +28,10 @@ out.push('| --- | --- | --- | --- |');
 for (const t of r.targets) out.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`);
 out.push('');
 for (const c of r.concurrency ?? []) out.push(`- ${c.count} concurrent create+remove, ${c.name}: ${(c.wallMs / 1000).toFixed(2)} s wall, ${c.failed} failed, ${c.leaked} leaked.`);
+if (r.runTail) {
+  const t = r.runTail;
+  out.push(`- One command alone: ${t.n} harness \`run\`s of \`true\` in a row on one session (after ${t.warmup} untimed): median ${t.median.toFixed(2)} ms, p90 ${t.p90.toFixed(2)} ms, p99 ${t.p99.toFixed(2)} ms, max ${t.max.toFixed(2)} ms.`);
+}
 if (r.eventLoop) {
   const e = r.eventLoop;
   const rounds = e.rounds?.length > 1 ? ` (the median of ${e.rounds.length} rounds by p99; their p99s ${e.rounds.map((x) => x.p99Ms.toFixed(2)).join(', ')} ms)` : '';

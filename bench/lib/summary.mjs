@@ -28,6 +28,10 @@ export function printReport(results) {
   if (results.concurrency) {
     console.log(`\n${plainTable(`${results.plan.concurrency} concurrent create+remove`, results.concurrency.map((c) => [c.name, `${(c.wallMs / 1000).toFixed(2)} s wall, ${c.failed} failed, ${c.leaked} leaked`]))}`);
   }
+  const rt = results.runTail;
+  if (rt) {
+    console.log(`\n${plainTable(`one command alone: ${rt.n} harness runs of \`true\` in a row`, [['median / p90 / p99 / max', `${rt.median.toFixed(2)} / ${rt.p90.toFixed(2)} / ${rt.p99.toFixed(2)} / ${rt.max.toFixed(2)} ms`]])}`);
+  }
   const loop = [];
   const e = results.eventLoop;
   if (e) {

@@ -63,8 +63,12 @@ export function evaluateTargets(results) {
   if (harness && floor) {
     ratioTarget('`run` of `true`: median vs raw exec (3 requests)', harness.median / floor.median, '≤', 0.1,
       `${x(harness.median / floor.median)} (${fmtMs(harness.median)} vs ${fmtMs(floor.median)} ms)`);
-    ratioTarget('`run` of `true`: p99 vs its median', harness.p99 / harness.median, '<', 3,
-      `${x(harness.p99 / harness.median)} (p99 ${fmtMs(harness.p99)} ms, n ${harness.n})`);
+    // The tail from the run of `run` alone when there is one (many samples, nothing between
+    // them); from the interleaved samples otherwise.
+    const tail = results.runTail ?? harness;
+    const alone = results.runTail ? `, ${tail.n} runs in a row` : `, n ${tail.n}`;
+    ratioTarget('`run` of `true`: p99 vs its median', tail.p99 / tail.median, '<', 3,
+      `${x(tail.p99 / tail.median)} (p99 ${fmtMs(tail.p99)} ms over ${fmtMs(tail.median)} ms${alone})`);
   }
 
   // Agent turns against the CLI backend: speed-up = CLI median / berth median.

@@ -3,7 +3,7 @@
 // `session.exec(['true'])` over the engine exec (`BERTH_COMMAND_CHANNEL=0`), the engine's exec as three raw requests (the floor of any engine
 // exec: create, start attached, inspect) and `docker exec`. All four run in the same container.
 import { dockerOk } from '../lib/docker-cli.mjs';
-import { interleave } from '../lib/stats.mjs';
+import { interleave, summarize } from '../lib/stats.mjs';
 import { RUN_CONTENDERS } from '../lib/names.mjs';
 import { agentBackends } from './agent-turn.mjs';
 import { overEngine } from '../lib/engine-path.mjs';
@@ -39,6 +39,30 @@ export async function runSuite(ctx, plan) {
         ...(ctx.cli ? [{ name: RUN_CONTENDERS.cli, run: () => dockerOk(ctx.socketPath, ['exec', inner.id, 'true']) }] : []),
       ],
     });
+  } finally {
+    await session.destroy();
+  }
+}
+
+/**
+ * The tail of one command on its own: `count` harness `run`s of `true` one after another on
+ * one session (after `warmup` untimed), nothing else running in this process. The p99 target
+ * is a property of `run` alone, so it is read here, from many samples, and not from the
+ * interleaved comparison above, where each batch of 20 starts right after another
+ * contender's work (a `docker exec` process, an engine exec) that the engine is still
+ * finishing. Resolves the summary (ms) of the samples.
+ */
+export async function runTailSuite(ctx, { warmup, count }) {
+  const session = await harnessSession(ctx, 'run-tail');
+  try {
+    for (let i = 0; i < warmup; i++) await runTrue(session);
+    const samples = [];
+    for (let i = 0; i < count; i++) {
+      const t0 = performance.now();
+      await runTrue(session);
+      samples.push(performance.now() - t0);
+    }
+    return { warmup, ...summarize(samples) };
   } finally {
     await session.destroy();
   }
