@@ -171,7 +171,19 @@ export interface PeekResult {
    * comes first; null when it never expires (see README "Lifetimes").
    */
   expiresAt: number | null;
+  /**
+   * Where a managed session stands (README "Parked sessions and handover"); null when unmanaged.
+   * Looking changes nothing.
+   */
+  lifecycle: SessionLifecycle | null;
 }
+
+/**
+ * `held`: a live (or uncheckable) process holds it. `parked`: its owner is gone and its lifetime
+ * runs: every reap keeps it until `expiresAt`. `expired`: past `expiresAt`; the next reap removes
+ * it. `orphan`: owner dead, no live holder and no lifetime (or never ready); the next reap removes it.
+ */
+export type SessionLifecycle = 'held' | 'parked' | 'expired' | 'orphan';
 
 /** A holder's role; `unknown` for a record berth cannot read (counted as a live holder). */
 export type HolderRole = 'creator' | 'adopter' | 'inheritor' | 'unknown';

@@ -45,6 +45,9 @@ impl Session {
     async fn set_timeout_within(&self, engine: &Engine, ms: u64) -> Result<u64> {
         let mut state = self.state.lock().await;
         self.owner_only(state.is_done())?;
+        if !self.still_owns(engine).await? {
+            return Err(self.not_owner());
+        }
         let Some(c) = inspect(engine, &self.id).await? else {
             state.mark_done();
             process_duty::forget(&self.id);
@@ -64,19 +67,19 @@ impl Session {
             });
         }
         let deadline = deadline_timer::now_ms().saturating_add(ms);
+        let labels = c
+            .body
+            .config
+            .as_ref()
+            .and_then(|cfg| cfg.labels.clone())
+            .unwrap_or_default();
         if f.state == "running" {
-            let labels = c
-                .body
-                .config
-                .as_ref()
-                .and_then(|cfg| cfg.labels.clone())
-                .unwrap_or_default();
             // A root container's channel is root's: the write goes over it when it can.
             let channels = c.runs_as_root().then(|| self.commands());
             keepalive::write_deadline(engine, &self.id, &self.name, &labels, deadline, channels)
                 .await?;
         }
-        deadlines::set(engine, &self.id, deadline).await?;
+        deadlines::set(engine, &self.id, deadline, &labels).await?;
         drop(state);
         deadline_timer::arm(&self.engine, &self.id);
         Ok(deadline)
