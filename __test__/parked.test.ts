@@ -326,7 +326,7 @@ describe.runIf(await engineAvailable())('parked sessions and handover across wor
   test('a worker exiting 0-100 ms into a destroy leaves nothing one janitor round does not remove', async () => {
     const labels = pathLabels();
     const socket = testSocketPath();
-    const delays = [0, 25, 50, 75, 100];
+    const delays = [0, 50, 100];
     const ws = await Promise.all(delays.map(() => Worker.start(labels)));
     const ids = delays.map(() => testSessionId('e'));
     // No lifetime: a session whose owner died mid-destroy is an orphan, not parked.

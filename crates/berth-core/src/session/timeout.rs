@@ -19,7 +19,8 @@ impl Session {
     /// since the epoch.
     ///
     /// Owner or inheritor only: an adopted handle gets `E_SESSION_BUSY` (`reason:
-    /// 'not-owner'`) with no engine call. A removed session is `E_SESSION_NOT_FOUND`; one
+    /// 'not-owner'`) with no engine call, and so does an owner whose duty another process took
+    /// over by a handover since (after one `GET /volumes?filters=...`). A removed session is `E_SESSION_NOT_FOUND`; one
     /// already past its deadline is removed by id and answered `E_SESSION_NOT_FOUND` with
     /// `details.reason: 'expired'` (an extension never revives it).
     ///
