@@ -182,7 +182,9 @@ describe.runIf(await engineAvailable())('parked sessions and handover across wor
       const convs: Conversation[] = Array.from({ length: 12 }, (_, i) => {
         const fate = fates[i % 3]!;
         const resumer = fate === 'exited' ? 1 : fate === 'killed' ? 2 : Math.floor(Math.random() * 3);
-        const creator = (resumer + 1 + Math.floor(Math.random() * 2)) % 3;
+        // A destroyed one's creator is random; a parked one's alternates between W0 (which lives:
+        // its old handle keeps holding it) and the worker that goes away too (then it is parked).
+        const creator = fate === 'destroyed' ? (resumer + 1 + Math.floor(Math.random() * 2)) % 3 : Math.floor(i / 6) === 0 ? 0 : 3 - resumer;
         return { sessionId: testSessionId(`p${i}`), fate, short: fate !== 'destroyed' && Math.floor(i / 3) % 2 === 0, creator, resumer };
       });
 
