@@ -251,3 +251,45 @@ fn records_in_scope(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::labels::PREFIX;
+
+    fn record(name: &str, labels: &[(&str, &str)]) -> (String, HashMap<String, String>) {
+        let l = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        (name.to_string(), l)
+    }
+
+    #[test]
+    fn a_narrowed_run_covers_the_records_with_its_labels_and_prefix() {
+        let all = vec![
+            record("mine", &[("team", "a"), (PREFIX, "berth")]),
+            record("other-team", &[("team", "b"), (PREFIX, "berth")]),
+            record("other-prefix", &[("team", "a"), (PREFIX, "please")]),
+            record("unlabelled", &[]),
+        ];
+        let names = |scope: &Scope| -> Vec<String> {
+            records_in_scope(all.clone(), scope)
+                .unwrap()
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect()
+        };
+        assert_eq!(names(&Scope::default()).len(), 4);
+        let team = Scope {
+            labels: [("team".to_string(), "a".to_string())].into(),
+            ..Default::default()
+        };
+        assert_eq!(names(&team), ["mine", "other-prefix"]);
+        let both = Scope {
+            prefix: Some("berth".encode_utf16().collect()),
+            ..team
+        };
+        assert_eq!(names(&both), ["mine"]);
+    }
+}

@@ -246,6 +246,27 @@ pub(crate) fn field_digest(salt: &str, field: &str, spec: &CreateSpec) -> String
 mod tests {
     use super::*;
 
+    #[test]
+    fn records_carry_caller_labels_session_id_and_prefix() {
+        let all = HashMap::from([
+            ("team".to_string(), "a".to_string()),
+            (SESSION_ID.to_string(), "s-1".to_string()),
+            (PREFIX.to_string(), "berth".to_string()),
+            (MANAGED.to_string(), "true".to_string()),
+            (DIGEST_SALT.to_string(), "salt".to_string()),
+        ]);
+        let r = record_labels(&all);
+        assert_eq!(
+            r,
+            HashMap::from([
+                ("team".to_string(), "a".to_string()),
+                (SESSION_ID.to_string(), "s-1".to_string()),
+                (PREFIX.to_string(), "berth".to_string()),
+            ])
+        );
+        assert_eq!(record_labels(&r), r, "idempotent");
+    }
+
     fn spec() -> CreateSpec {
         let mut s = CreateSpec {
             image: "img:1".into(),
