@@ -269,9 +269,11 @@ export interface ReapEntry {
   /** Session id from the labels; null when unreadable. */
   sessionId: string | null;
   /**
-   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead), `expired` (stopped
-   * longer than its `removeAfterStopMs`, whatever the owner's liveness). Kept: `owner-alive`,
-   * `owner-unknown`, `held` (a live or unknown holder), `remove-failed` (the next run retries).
+   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead), `expired` (past its
+   * deadline, or stopped longer than its `removeAfterStopMs`, whatever the owner's liveness).
+   * Kept: `owner-alive`, `owner-unknown`, `held` (a live or unknown holder), `parked` (owner gone,
+   * its lifetime still runs: README "Parked sessions and handover"), `remove-failed` (the next
+   * run retries).
    */
   reason: string;
 }
@@ -280,7 +282,7 @@ export interface ReapEntry {
 export interface ReapReport {
   removed: ReapEntry[];
   kept: ReapEntry[];
-  /** Record volumes whose container is gone, deleted (only by a run without `prefix`/`labels`). */
+  /** Record volumes whose container is gone, deleted: every one without `prefix`/`labels`, else those carrying them. */
   removedRecords: string[];
   /** Recreations cut short by a dead process, finished or rolled back before the survey (none with `dryRun`). */
   replacements: SettledReplacement[];
