@@ -3,7 +3,7 @@
 // listSessions (reason 'expired'), whatever the owner's liveness. Plus the harness provider's
 // contract details: an aborted spawn rejects with the caller's reason; IS_SANDBOX=1.
 import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
-import { reapOrphans } from '../index.mjs';
+import { reapOrphans, resumeSession } from '../index.mjs';
 import { lastJsonLine, runNode } from './helpers/node-process.js';
 import { createDockerSandboxProvider } from '../harness.mjs';
 import { createSession, InvalidArgumentError, MAX_REMOVE_AFTER_STOP_MS } from '../index.mjs';
@@ -112,9 +112,13 @@ describe.skipIf(!engineAvailable())('removeAfterStopMs', () => {
     expect(run.killed, run.stderr).toBe(false);
     expect(run.code, run.stderr).toBe(0);
     const { id } = lastJsonLine(run);
-    // Its owner is dead now: the reaper removes it as an orphan.
+    // Its owner is dead now, its retention runs: the reaper keeps it, parked (docs/design.md
+    // "Parked sessions and handover"), until it expires; then it is removed here by hand.
     const report = await reapOrphans({ labels });
-    expect(report.removed).toEqual([expect.objectContaining({ id, reason: 'owner-dead' })]);
+    expect(report.kept).toEqual([expect.objectContaining({ id, reason: 'parked' })]);
+    expect(report.removed).toEqual([]);
+    const taken = await resumeSession({ sessionId, takeOver: true });
+    await taken.remove();
   });
 
   test('listSessions removes an expired session and does not list it', async ({ sessionId, labels }) => {

@@ -212,6 +212,8 @@ describe.skipIf(!engineAvailable())('timeoutMs and setTimeout', () => {
     const listed = await listSessions({ labels });
     expect(listed.map((l) => l.id)).toEqual([created.id]);
     expect(await inspectContainer(second.id)).toBeNull();
-    await reapOrphans({ labels });
+    // The first one's owner is dead, its deadline ahead: parked, kept by the reaper; removed here.
+    expect((await reapOrphans({ labels })).kept).toEqual([expect.objectContaining({ id: created.id, reason: 'parked' })]);
+    await (await resumeSession({ sessionId, takeOver: true })).remove();
   });
 });

@@ -91,6 +91,7 @@ export type {
   SessionListing,
   SessionScope,
   SessionState,
+  SessionLifecycle,
   SpawnOptions,
   StopOptions,
   StopResult,

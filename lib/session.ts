@@ -418,8 +418,11 @@ export class Session implements AsyncDisposable {
    * timer (it never keeps Node alive): the container is removed by id once it has been stopped
    * that long, unless it was started again meanwhile.
    *
-   * Engine API: `POST /containers/{id}/stop?t=…`; when the timer fires, `GET /containers/{id}/json`
-   * and `DELETE /containers/{id}?force=1&v=1`.
+   * An owner first reads the session's records: once another process's harness resume took the
+   * duty over (a handover, README "Parked sessions and handover"), this handle acts as adopted.
+   *
+   * Engine API: `GET /volumes?filters=…` (an owner), `POST /containers/{id}/stop?t=…`; when the
+   * timer fires, `GET /containers/{id}/json` and `DELETE /containers/{id}?force=1&v=1`.
    *
    * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL), `abortSignal`
    *   (`E_ABORTED` at once; the container may still stop, as the engine received the request).
@@ -439,11 +442,13 @@ export class Session implements AsyncDisposable {
    * Results: `{ removed: true }` for the call that removed it; `{ removed: false, reason: 'absent' }`
    * when the engine no longer had it; `{ removed: false, reason: 'already-removed' }` (no engine
    * call) for any later call; `{ removed: false, reason: 'not-owner' }` for an adopted handle
-   * without `force`. Concurrent calls, through this handle or any other handle of this process
-   * sharing its duty, share one engine call. A failed removal rejects and keeps the duty, so
-   * calling again retries.
+   * without `force`, and for an owner whose duty another process's harness resume took over (a
+   * handover: README "Parked sessions and handover"). Concurrent calls, through this handle or
+   * any other handle of this process sharing its duty, share one engine call. A failed removal
+   * rejects and keeps the duty, so calling again retries.
    *
-   * Engine API: `DELETE /containers/{id}?force=1&v=1`.
+   * Engine API: `GET /volumes?filters=…` (an owner: did the duty move?), then
+   * `DELETE /containers/{id}?force=1&v=1` and the record volumes.
    *
    * @param options `force`: remove even when adopted; `abortSignal`: settles the call at once
    *   with `E_ABORTED` and keeps the duty (call `remove()` again).

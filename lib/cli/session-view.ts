@@ -73,5 +73,6 @@ export function sessionJson(s: SessionListing): Record<string, unknown> {
     holders: s.holders,
     ports: s.ports,
     expiresAt: expiresAt(s),
+    lifecycle: s.lifecycle,
   };
 }

@@ -254,6 +254,29 @@ impl Session {
         matches!(self.ownership, Ownership::Created | Ownership::Inherited)
     }
 
+    /// Whether this owning handle still holds the duty to remove: nobody handed it over to
+    /// another process since (`docs/design.md#parked-sessions-and-handover`). The duty moved
+    /// when the records' highest duty generation is another process's; then this handle
+    /// acts as adopted, and this process forgets the duty. `GET /volumes?filters=...`.
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
+    async fn still_owns(&self, engine: &Engine) -> Result<bool> {
+        if !self.owns() {
+            return Ok(false);
+        }
+        let Some(me) = crate::model::identity::current() else {
+            return Ok(true);
+        };
+        let recs = crate::ownership::records::of_container(engine, &self.id).await?;
+        let moved = match crate::ownership::holders::duty(self.owner.as_ref(), &recs.holds) {
+            crate::ownership::holders::Duty::Generation(r) => !r.is_of(me),
+            crate::ownership::holders::Duty::Creator(_) => false,
+        };
+        if moved {
+            process_duty::forget(&self.id);
+        }
+        Ok(!moved)
+    }
+
     /// `E_SESSION_NOT_FOUND` for this session (its container is gone).
     fn not_found(&self) -> Error {
         Error::SessionNotFound {
@@ -270,23 +293,30 @@ impl Session {
             return Err(self.not_found());
         }
         if !self.owns() {
-            return Err(Error::SessionBusy {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-                id: self.id.clone(),
-                reason: "not-owner".into(),
-                owner: self
-                    .owner
-                    .as_ref()
-                    .map(Owner::to_json)
-                    .unwrap_or(serde_json::Value::Null),
-            });
+            return Err(self.not_owner());
         }
         Ok(())
     }
 
+    /// `E_SESSION_BUSY` (`reason: 'not-owner'`) for this handle.
+    fn not_owner(&self) -> Error {
+        Error::SessionBusy {
+            session_id: self.session_id.clone(),
+            name: self.name.clone(),
+            id: self.id.clone(),
+            reason: "not-owner".into(),
+            owner: self
+                .owner
+                .as_ref()
+                .map(Owner::to_json)
+                .unwrap_or(serde_json::Value::Null),
+        }
+    }
+
     /// Removes the container by id when this handle owns it (or `force`).
     ///
+    /// An owning handle first reads the session's records (`GET /volumes?filters=...`): when
+    /// another process took the duty over by a handover since, it acts as adopted (`not-owner`).
     /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls, through
     /// this handle or any other handle of this process sharing its duty, wait for each other:
     /// one engine call; later calls resolve `already-removed` without one.
@@ -309,7 +339,7 @@ impl Session {
                 reason: Some("already-removed"),
             });
         }
-        if !self.owns() && !force {
+        if !force && !self.still_owns(engine).await? {
             return Ok(RemoveOutcome {
                 removed: false,
                 reason: Some("not-owner"),
@@ -370,7 +400,9 @@ impl Session {
         })
     }
 
-    /// Stops the container by id when this handle owns it (or `force`).
+    /// Stops the container by id when this handle owns it (or `force`); an owning handle
+    /// whose duty another process took over by a handover acts as adopted (one
+    /// `GET /volumes?filters=...` first, as [`Session::remove`]).
     ///
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
     /// no engine call, `not-owner`. An owner's stop of a session created with
@@ -402,7 +434,7 @@ impl Session {
                 reason: Some("already-removed"),
             });
         }
-        if !self.owns() && !force {
+        if !force && !self.still_owns(engine).await? {
             return Ok(StopOutcome {
                 stopped: false,
                 reason: Some("not-owner"),

@@ -133,8 +133,7 @@ pub async fn list_sessions(
         .map(|(f, recs)| {
             let duty_generation = duty(f.owner(), &recs.holds).generation();
             Listing {
-                peek: PeekResult::from_facts(&engine, f, recs.ready)
-                    .with_deadline(recs.deadline_ms()),
+                peek: PeekResult::of(&engine, f, &recs),
                 holders: recs.holds,
                 duty_generation,
             }
