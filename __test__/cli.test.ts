@@ -285,8 +285,8 @@ describe('berth command line without an engine', () => {
     const cases: [string[], RegExp][] = [
       [['nope'], /unknown command 'nope'/],
       [['ls', '--bogus'], /unknown option '--bogus'/],
-      [['peek'], /missing required argument 'sessionId'/],
-      [['rm'], /missing required argument 'sessionId'/],
+      [['peek'], /missing required argument 'session'/],
+      [['rm'], /missing required argument 'session'/],
       [['ls', '--label', 'novalue'], /expected key=value, got 'novalue'/],
       [['reap', '--watch', 'soon'], /expected a duration/],
       [['--engine', 'lxc', 'ls'], /Allowed choices are docker, podman/],
