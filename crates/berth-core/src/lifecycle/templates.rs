@@ -68,7 +68,9 @@ pub(crate) async fn list(engine: &Engine, labels: &[(String, String)]) -> Result
                 .find_map(|p| tag.strip_prefix(p))
                 .unwrap_or(tag);
             if let Some(key) = familiar.strip_prefix(&prefix) {
-                let created_ms = u64::try_from(image.created).unwrap_or(0).saturating_mul(1000);
+                let created_ms = u64::try_from(image.created)
+                    .unwrap_or(0)
+                    .saturating_mul(1000);
                 out.push(Template {
                     last_used_ms: last.get(key).copied().unwrap_or(created_ms),
                     key: key.to_string(),
