@@ -98,9 +98,23 @@ pub enum Removal {
     Absent,
 }
 
-/// Removes `berth-template:<key>` unless a container uses it (never forced).
+/// Deletes the use records of `key` unless an image holds the key again (a rebuild meanwhile).
+/// `GET /images/{ref}/json`, `GET /volumes?filters=...`, `DELETE /volumes/{name}` each.
+async fn forget_uses(engine: &Engine, key: &str) -> Result<()> {
+    if exists(engine, key).await? {
+        return Ok(());
+    }
+    for (name, _, _) in uses(engine, Some(key)).await? {
+        delete_use(engine, &name).await?;
+    }
+    Ok(())
+}
+
+/// Removes `berth-template:<key>` unless a container uses it (never forced), and then its use
+/// records.
 ///
-/// `DELETE /images/berth-template:<key>`; 409 means in use, 404 absent.
+/// `DELETE /images/berth-template:<key>`; 409 means in use, 404 absent; then as
+/// [`forget_uses`].
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
     validate_key(key)?;
@@ -114,7 +128,10 @@ pub(crate) async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
         )
         .await?
     {
-        Ok(_) => Ok(Removal::Removed),
+        Ok(_) => {
+            forget_uses(engine, key).await?;
+            Ok(Removal::Removed)
+        }
         Err(e) if status(&e) == Some(409) => Ok(Removal::InUse),
         Err(e) if status(&e) == Some(404) => Ok(Removal::Absent),
         Err(e) => Err(engine.error("remove template", e)),
@@ -187,7 +204,8 @@ pub struct Prune {
 /// Connects (`GET /version`), lists (`GET /images/json`, `GET /volumes?filters=...`), then per
 /// stale template `DELETE /images/{id}` by the image id it listed (a tag moved to a new build
 /// meanwhile is not touched; 409: in use, kept; 404: gone already) and `DELETE /volumes/{name}`
-/// for its use records. Every request is bounded by `cancel` and a per-request timeout; an abort
+/// for its use records; then the use records of templates gone otherwise (`GET /images/json`
+/// again, `DELETE /volumes/{name}`). Every request is bounded by `cancel` and a per-request timeout; an abort
 /// leaves removed what was removed.
 /// Errors: `E_INVALID_ARGUMENT` (engine options), `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
 pub async fn prune_templates(
@@ -223,12 +241,19 @@ pub async fn prune_templates(
             Err(e) => return Err(engine.error("remove template", e)),
         }
         // Only when no image holds the key any more (a rebuild may have taken it meanwhile).
-        if !exists(&engine, &t.key).await? {
-            for (name, _, _) in uses(&engine, Some(&t.key)).await? {
-                delete_use(&engine, &name).await?;
-            }
-        }
+        forget_uses(&engine, &t.key).await?;
         out.removed.push(t.key);
+    }
+    // Use records whose template is gone (removed by another client): swept here too.
+    let all: std::collections::HashSet<String> = list(&engine, &[])
+        .await?
+        .into_iter()
+        .map(|t| t.key)
+        .collect();
+    for (name, key, _) in uses(&engine, None).await? {
+        if !all.contains(&key) && !exists(&engine, &key).await? {
+            delete_use(&engine, &name).await?;
+        }
     }
     Ok(out)
 }
