@@ -1,7 +1,7 @@
 // removeAfterStopMs on the root API: validated before any engine call, fixed in a label,
-// enforced by the owning process after its own stop() and by any process's reapOrphans /
-// listSessions (reason 'expired'), whatever the owner's liveness. Plus the harness provider's
-// contract details: an aborted spawn rejects with the caller's reason; IS_SANDBOX=1.
+// enforced by the owning process after its own stop() and by any process's reapOrphans
+// (reason 'expired'), whatever the owner's liveness; listSessions only shows it. Plus the
+// harness provider's contract details: an aborted spawn rejects with the caller's reason; IS_SANDBOX=1.
 import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { reapOrphans, resumeSession } from '../index.mjs';
 import { lastJsonLine, runNode } from './helpers/node-process.js';
@@ -121,11 +121,17 @@ describe.skipIf(!engineAvailable())('removeAfterStopMs', () => {
     await taken.remove();
   });
 
-  test('listSessions removes an expired session and does not list it', async ({ sessionId, labels }) => {
+  test('listSessions lists an expired session as it is (expiresAt in the past) and removes nothing; reapOrphans removes it', async ({ sessionId, labels }) => {
     const { listSessions } = await import('../index.mjs');
     const session = await createSession({ sessionId, image: TEST_IMAGE, labels, removeAfterStopMs: 0 });
     await stopContainer(session.id);
-    expect(await listSessions({ labels })).toEqual([]);
+    const [listed, ...more] = await listSessions({ labels });
+    expect(more).toEqual([]);
+    expect(listed).toMatchObject({ id: session.id, state: 'exited' });
+    expect(listed!.expiresAt).toBeLessThanOrEqual(Date.now());
+    expect(await inspectContainer(session.id)).not.toBeNull();
+    const report = await reapOrphans({ labels });
+    expect(report.removed).toEqual([expect.objectContaining({ id: session.id, reason: 'expired' })]);
     expect(await inspectContainer(session.id)).toBeNull();
     await expect(session.remove()).resolves.toEqual({ removed: false, reason: 'already-removed' });
   });

@@ -48,7 +48,16 @@ export { resumeSession } from './resume-session';
 export { ExecProcess } from './exec-process';
 export type { ByteSource } from './file-stream';
 export { Session } from './session';
-export { listTemplates, pruneTemplates, removeTemplate, TEMPLATE_REPO, type TemplateInfo, type TemplateOptions } from './templates';
+export {
+  listTemplates,
+  pruneTemplates,
+  removeTemplate,
+  TEMPLATE_REPO,
+  type PruneTemplatesOptions,
+  type PruneTemplatesResult,
+  type TemplateInfo,
+  type TemplateOptions,
+} from './templates';
 export type {
   CreateSessionOptions,
   FileAccess,

@@ -81,11 +81,12 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  *   one gets the session; the other rejects `E_SESSION_BUSY` (`reason: 'taken-over'`).
  *   See README "Parked sessions and handover".
  * - `identity` (with `onFirstCreate`): the first create for an identity builds a local template
- *   image `berth-template:<key>` (key: the identity and this provider's spec, hashed): one
+ *   image `berth-template:<key>` (key: the identity, the image id and the spec fields that
+ *   change the filesystem, hashed; never the labels, so runs under other labels share it): one
  *   process, under a cross-process lock (a builder container's name), runs `onFirstCreate`
  *   in a builder container and commits it; every create for that identity (the first one
  *   too) then starts from the template and skips `onFirstCreate` and `setupCommands`. Other
- *   processes wait for a build in progress. See `listTemplates` / `pruneTemplates`.
+ *   processes wait for a build in progress. See `listTemplates` / `pruneTemplates({ unusedForMs })`.
  *
  * - Every session is created with `removeAfterStopMs` (default 10 minutes): a stopped sandbox
  *   stays resumable that long, then this process (or any `reapOrphans`) removes it. That is

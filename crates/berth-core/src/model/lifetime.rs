@@ -3,8 +3,8 @@
 //! A session created with `removeAfterStopMs: n` carries `n` in its labels (see
 //! [`crate::model::labels::REMOVE_AFTER_STOP_MS`]). Once its container has been stopped (engine
 //! state `exited`, or `created` with a `State.FinishedAt`, or `dead`) for `n` milliseconds,
-//! it has expired: whoever finds it so (the owning process's own timer, any `reapOrphans` or
-//! `listSessions`) removes it, whatever its owner's liveness. A running, paused or restarting
+//! it has expired: whoever finds it so (the owning process's own timer, any `reapOrphans`) removes
+//! it (a listing shows it `expires_at` in the past and changes nothing), whatever its owner's liveness. A running, paused or restarting
 //! container never expires by this rule; starting it again resets the clock (a new stop sets a
 //! new `FinishedAt`).
 
@@ -45,7 +45,7 @@ pub fn deadline_secs(deadline_ms: u64) -> u64 {
     deadline_ms.div_ceil(1000)
 }
 
-/// The reason a removal for expiry reports (`reapOrphans`, `listSessions`).
+/// The reason a removal for expiry reports (`reapOrphans`).
 pub const EXPIRED: &str = "expired";
 
 /// Parses an engine timestamp (`State.FinishedAt`): RFC 3339 with up to nanosecond
