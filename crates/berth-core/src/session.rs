@@ -317,6 +317,11 @@ impl Session {
         }
         let outcome = crate::ownership::removal::remove_by_id(engine, &self.id).await?;
         state.mark_done();
+        // A removed session holds nothing: its file channel's and command channels' engine
+        // connections close here (not when the handle is collected), and its spawned
+        // processes' `wait()` settles even with unread output.
+        self.channel.close().await;
+        self.commands.removed();
         process_duty::forget(&self.id);
         Ok(match outcome {
             Removal::Removed => RemoveOutcome {

@@ -1,0 +1,80 @@
+// A removed session holds nothing (docs/design.md#exec, "Command channel"): remove() closes the
+// session's command channels and its file channel, so 100 lifecycles in one process (create,
+// runs, a write and a read, remove) leave this process's open descriptors flat, with no forced
+// GC; and a spawned process's wait() settles when its session is removed or its helper is lost,
+// even with its output unread.
+import { readdirSync } from 'node:fs';
+import { afterAll, describe, expect, vi } from 'vitest';
+import { createSession, EngineError } from '../index.mjs';
+import { engineAvailable } from './helpers/engine-available.js';
+import { execIn } from './helpers/engine-http.mjs';
+import { waitForProcess } from './helpers/engine-wait.js';
+import { expectBerthError } from './helpers/expect-error.js';
+import { sessionTest as test } from './helpers/fixtures.js';
+import { expectNoLeaks } from './helpers/leak-check.mjs';
+import { testSessionId } from './helpers/run-label.mjs';
+import { TEST_IMAGE } from './helpers/test-image.mjs';
+
+/** Lifecycles in the fd test, and how many run at once. */
+const LIFECYCLES = 100;
+const AT_ONCE = 5;
+/** Descriptors the process may hold over its count before (a pooled idle engine connection or two), far under one per lifecycle. */
+const FD_SLACK = 4;
+/** A wait() after its session's removal settles within this, in ms (generous for a loaded CI machine). */
+const SETTLE_MS = 5000;
+
+const openFds = () => readdirSync('/proc/self/fd').length;
+
+describe.skipIf(!engineAvailable())('a removed session holds nothing', () => {
+  afterAll(async () => {
+    await expectNoLeaks();
+  });
+
+  test(`${LIFECYCLES} lifecycles (create, 3 runs, a write and a read, remove): open descriptors flat`, async ({ engine, labels }) => {
+    const lifecycle = async () => {
+      const s = await createSession({ ...engine, sessionId: testSessionId('fd'), image: TEST_IMAGE, labels });
+      try {
+        for (let i = 0; i < 3; i++) expect((await s.exec(['echo', String(i)])).stdout.toString()).toBe(`${i}\n`);
+        await s.writeFile('/tmp/note.txt', 'note');
+        expect((await s.readFile('/tmp/note.txt'))?.toString()).toBe('note');
+      } finally {
+        expect(await s.remove()).toEqual({ removed: true });
+      }
+    };
+    await lifecycle(); // warms up what a process keeps (the engine's version, the pool)
+    const before = openFds();
+    for (let done = 0; done < LIFECYCLES; done += AT_ONCE) {
+      await Promise.all(Array.from({ length: AT_ONCE }, lifecycle));
+    }
+    // The channels' connections close as remove() settles, their readers' ends a moment later.
+    await vi.waitFor(() => expect(openFds()).toBeLessThanOrEqual(before + FD_SLACK), { timeout: 10_000, interval: 100 });
+  }, 240_000);
+
+  test('spawn with unread output: wait() settles when the session is removed, and when its helper is lost', async ({ engine, sessionId, labels, track }) => {
+    const s = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
+    // Its helper lost (killed outside berth): E_ENGINE, though nothing read its output.
+    const flood = await s.spawn(['sh', '-c', 'yes; sleep 1041']);
+    await waitForProcess(s.id, 'yes');
+    await execIn(s.id, ['sh', '-c', 'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline 2>/dev/null | grep -q "^/run/berth/agen[t]-" && kill -9 ${p#/proc/}; done; exit 0']);
+    const lostAt = performance.now();
+    await expectBerthError(flood.wait(), EngineError);
+    expect(performance.now() - lostAt).toBeLessThan(SETTLE_MS);
+    // Its session removed: over the channel and over the engine exec (BERTH_COMMAND_CHANNEL=0).
+    const overChannel = await s.spawn(['yes']);
+    process.env.BERTH_COMMAND_CHANNEL = '0';
+    let overEngine;
+    try {
+      overEngine = await s.spawn(['yes']);
+    } finally {
+      delete process.env.BERTH_COMMAND_CHANNEL;
+    }
+    const unread = [overChannel, overEngine];
+    await vi.waitFor(async () => expect((await execIn(s.id, ['sh', '-c', 'pidof yes | wc -w'])).stdout.trim()).toBe('2'));
+    const removedAt = performance.now();
+    expect(await s.remove()).toEqual({ removed: true });
+    for (const p of unread) {
+      await expect(p.wait()).rejects.toThrow();
+    }
+    expect(performance.now() - removedAt).toBeLessThan(SETTLE_MS);
+  });
+});
