@@ -10,7 +10,7 @@
 // itself; an unanswered start is given up after 10 s (the helper's upper bound), a half-sent
 // frame after 5 s; the host's RSS grows less than 200 MiB in any case.
 import { readdirSync, readlinkSync } from 'node:fs';
-import { describe, expect, vi } from 'vitest';
+import { afterAll, describe, expect, vi } from 'vitest';
 import { AbortedError, createSession, EngineError, ExecTimeoutError, InvalidArgumentError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { execIn } from './helpers/engine-http.mjs';
@@ -19,7 +19,6 @@ import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
-import { afterAll } from 'vitest';
 
 /** Slack over a deadline, an abort or a helper bound, in ms (a loaded CI machine). */
 const SLACK_MS = 1000;

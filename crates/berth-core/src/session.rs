@@ -315,6 +315,9 @@ impl Session {
                 reason: Some("not-owner"),
             });
         }
+        // Its commands are given up first: an engine exec whose output nobody reads would
+        // otherwise hold the engine's removal for a reader.
+        self.commands.removing();
         let outcome = crate::ownership::removal::remove_by_id(engine, &self.id).await?;
         state.mark_done();
         // A removed session holds nothing: its file channel's and command channels' engine

@@ -227,6 +227,7 @@ impl Pump {
         let mut killing: Option<tokio::task::JoinHandle<()>> = None;
         // The command gone (its helper lost, its session removed) while a chunk waits for the
         // reader: the outcome does not wait for the reader either.
+        let mut gone_unread = false;
         let interrupted: Option<Error> = loop {
             tokio::select! {
                 biased;
@@ -244,8 +245,7 @@ impl Pump {
                             _ => {}
                         }
                     }
-                    // The exit code (the channel's error; the engine's answer for a removed
-                    // container) decides the outcome.
+                    gone_unread = true;
                     break None;
                 },
                 _ = &mut sleep => break Some(Error::ExecTimeout {
@@ -294,6 +294,18 @@ impl Pump {
             let _ = k.await;
         }
         let outcome = match interrupted {
+            // The channel's reader reported why; an engine exec's session is being removed
+            // (its output dropped first, so the engine does not wait for a reader).
+            None if gone_unread => match exit {
+                launch::Exit::Engine(_) => Err(Error::Engine {
+                    operation: "exec".into(),
+                    status: None,
+                    message:
+                        "the session was removed while the command ran; its exit code is unknown"
+                            .into(),
+                }),
+                channel => channel.code(&self.engine).await,
+            },
             None => match pending.take() {
                 // The last chunk still waits for room; deliver it before the end.
                 Some((which, bytes)) => {

@@ -510,7 +510,8 @@ async fn next_frame(
     buf: &mut Vec<u8>,
 ) -> std::result::Result<Option<Frame>, Broke> {
     loop {
-        if let Some((_, _, len)) = protocol::header(buf).map_err(Broke::Helper)? {
+        if let Some(len) = buf.get(5..protocol::HEADER_BYTES) {
+            let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
             if len > HELPER_MAX_PAYLOAD_BYTES {
                 return Err(Broke::Helper(format!(
                     "the command helper claimed a frame of {len} bytes (the limit is {HELPER_MAX_PAYLOAD_BYTES})"
@@ -523,13 +524,16 @@ async fn next_frame(
         let next = if buf.is_empty() {
             output.next().await
         } else {
-            match tokio::time::timeout(Duration::from_millis(PARTIAL_FRAME_TIMEOUT_MS), output.next()).await {
+            match tokio::time::timeout(
+                Duration::from_millis(PARTIAL_FRAME_TIMEOUT_MS),
+                output.next(),
+            )
+            .await
+            {
                 Ok(n) => n,
-                Err(_) => {
-                    return Err(Broke::Helper(format!(
-                        "the command helper left a frame half-sent for {PARTIAL_FRAME_TIMEOUT_MS} ms"
-                    )))
-                }
+                Err(_) => return Err(Broke::Helper(format!(
+                    "the command helper left a frame half-sent for {PARTIAL_FRAME_TIMEOUT_MS} ms"
+                ))),
             }
         };
         match next {
@@ -540,7 +544,11 @@ async fn next_frame(
             Some(Err(e)) => return Err(Broke::Engine(format!("reading the command channel: {e}"))),
             None if buf.is_empty() => return Ok(None),
             // A helper killed mid-write (not a protocol breach: the next command opens another).
-            None => return Err(Broke::Engine("the command helper's stream ended mid-frame".into())),
+            None => {
+                return Err(Broke::Engine(
+                    "the command helper's stream ended mid-frame".into(),
+                ))
+            }
         }
     }
 }

@@ -73,8 +73,10 @@ struct Inner {
     slots: Mutex<HashMap<Option<String>, Slot>>,
     /// Users whose helper failed: the engine path until `until`.
     backoff: Mutex<HashMap<Option<String>, Backoff>>,
-    /// Cancelled when the session is removed: its commands are gone.
-    removed: CancellationToken,
+    /// Cancelled when the session is being removed: the commands launched until then are gone.
+    gone: Mutex<CancellationToken>,
+    /// Set once the session was removed: no channel is opened any more.
+    removed: std::sync::atomic::AtomicBool,
 }
 
 /// One user's back-off after a failed helper.
@@ -105,16 +107,33 @@ impl CommandChannels {
         }
     }
 
-    /// [`Self::close`], for a removed session: also every command launched through this
-    /// handle (over a channel or the engine) counts as gone ([`Launched::gone`]).
+    /// [`Self::close`], right before the session's container is removed: every command
+    /// launched through this handle until now (over a channel or the engine) is gone
+    /// ([`Launched::gone`]), so a spawn whose output nobody reads drops its engine stream and
+    /// settles (the engine would otherwise hold the removal for a reader). Later commands are
+    /// not affected (a removal that fails leaves the session usable).
+    pub(crate) fn removing(&self) {
+        if let Ok(mut g) = self.0.gone.lock() {
+            std::mem::take(&mut *g).cancel();
+        }
+        self.close();
+    }
+
+    /// [`Self::close`], once the session's container is removed: no channel opens again.
     pub(crate) fn removed(&self) {
-        self.0.removed.cancel();
+        self.0
+            .removed
+            .store(true, std::sync::atomic::Ordering::Release);
         self.close();
     }
 
     /// The token a command launched through this handle's engine path is gone with.
     pub(crate) fn gone(&self) -> CancellationToken {
-        self.0.removed.child_token()
+        self.0
+            .gone
+            .lock()
+            .map(|g| g.child_token())
+            .unwrap_or_default()
     }
 
     /// Whether `user` is in back-off (its commands take the engine path).
@@ -152,7 +171,7 @@ impl CommandChannels {
         id: &str,
         user: &Option<String>,
     ) -> Option<Arc<Channel>> {
-        if self.0.removed.is_cancelled() || self.backing_off(user) {
+        if self.0.removed.load(std::sync::atomic::Ordering::Acquire) || self.backing_off(user) {
             return None;
         }
         {
