@@ -52,7 +52,7 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
   /** @type {Set<{ destroy: () => void }>} */
   const hung = new Set();
   /** Upgraded (hijacked) connections, which the HTTP server no longer tracks. */
-  /** @type {Set<{ destroy: () => void }>} */
+  /** @type {Set<import("node:stream").Duplex>} */
   const upgraded = new Set();
   let seq = 0;
 

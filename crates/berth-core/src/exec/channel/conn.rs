@@ -531,9 +531,11 @@ async fn next_frame(
             .await
             {
                 Ok(n) => n,
-                Err(_) => return Err(Broke::Helper(format!(
+                Err(_) => {
+                    return Err(Broke::Helper(format!(
                     "the command helper left a frame half-sent for {PARTIAL_FRAME_TIMEOUT_MS} ms"
-                ))),
+                )))
+                }
             }
         };
         match next {
