@@ -53,7 +53,7 @@ describe.skipIf(!engineAvailable())('a removed session holds nothing', () => {
     console.info(`[berth tests] open descriptors: ${before} before, ${openFds()} after ${LIFECYCLES} lifecycles`);
   }, 240_000);
 
-  test('spawn with unread output: wait() settles when the session is removed, and when its helper is lost', async ({ engine, sessionId, labels, track }) => {
+  test('spawn with unread output: wait() settles when its helper is lost, its container stopped, its session removed', async ({ engine, sessionId, labels, track }) => {
     const s = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
     // Its helper lost (killed outside berth): E_ENGINE, though nothing read its output.
     const flood = await s.spawn(['yes']);
@@ -76,8 +76,16 @@ describe.skipIf(!engineAvailable())('a removed session holds nothing', () => {
     const removedAt = performance.now();
     expect(await s.remove()).toEqual({ removed: true });
     for (const p of unread) {
-      await expect(p.wait()).rejects.toThrow();
+      await expectBerthError(p.wait(), EngineError);
     }
     expect(performance.now() - removedAt).toBeLessThan(SETTLE_MS);
+    const s2 = track(await createSession({ ...engine, sessionId: testSessionId('stop'), image: TEST_IMAGE, labels }));
+    // Its container stopped: the helper dies with it, so a channel command settles.
+    const stopped = await s2.spawn(['yes']);
+    await vi.waitFor(async () => expect((await processesIn(s2.id)).filter((p) => p.args === 'yes')).toHaveLength(1), { timeout: 10_000, interval: 100 });
+    const stoppedAt = performance.now();
+    await s2.stop();
+    await expectBerthError(stopped.wait(), EngineError);
+    expect(performance.now() - stoppedAt).toBeLessThan(SETTLE_MS + 10_000); // the stop's own grace included
   });
 });

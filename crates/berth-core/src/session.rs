@@ -295,6 +295,10 @@ impl Session {
     /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
     /// `cancel` aborts it (`E_ABORTED`, at once, whatever the engine does); the duty is then
     /// kept, as after any failure.
+    /// Before the `DELETE` the handle's running commands are given up (a spawned process's
+    /// `wait()` settles with `E_ENGINE`, see `exec::channel::CommandChannels`); after
+    /// it the handle's file channel and command channels are closed, so no engine connection
+    /// of this handle outlives the removal.
     /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the duty is kept; retry).
     pub async fn remove(&self, force: bool, cancel: &CancellationToken) -> Result<RemoveOutcome> {
         let engine = self.engine.within(cancel, "remove");
