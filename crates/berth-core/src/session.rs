@@ -325,6 +325,10 @@ impl Session {
     /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
     /// `cancel` aborts it (`E_ABORTED`, at once, whatever the engine does); the duty is then
     /// kept, as after any failure.
+    /// Before the `DELETE` the handle's running commands are given up (a spawned process's
+    /// `wait()` settles with `E_ENGINE`, see `exec::channel::CommandChannels`); after
+    /// it the handle's file channel and command channels are closed, so no engine connection
+    /// of this handle outlives the removal.
     /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the duty is kept; retry).
     pub async fn remove(&self, force: bool, cancel: &CancellationToken) -> Result<RemoveOutcome> {
         let engine = self.engine.within(cancel, "remove");
@@ -345,8 +349,16 @@ impl Session {
                 reason: Some("not-owner"),
             });
         }
+        // Its commands are given up first: an engine exec whose output nobody reads would
+        // otherwise hold the engine's removal for a reader.
+        self.commands.removing();
         let outcome = crate::ownership::removal::remove_by_id(engine, &self.id).await?;
         state.mark_done();
+        // A removed session holds nothing: its file channel's and command channels' engine
+        // connections close here (not when the handle is collected), and its spawned
+        // processes' `wait()` settles even with unread output.
+        self.channel.close().await;
+        self.commands.removed();
         process_duty::forget(&self.id);
         Ok(match outcome {
             Removal::Removed => RemoveOutcome {
