@@ -44,7 +44,8 @@ export function registerLs(program: Command): void {
 
 /**
  * The `ls` table of `list` (or `no sessions`): one row per session, the STATE column as the
- * listing gives it (any word: `running`, `exited`, one added later such as `parked`), an
+ * listing gives it (any word: `running`, `exited`), followed by the `lifecycle` when it is
+ * `parked`, `expired` or `orphan`, an
  * EXPIRES column (`in 42m`, `expired`, `-`) when any session has a lifetime. Pure: no engine call.
  * @param options `maxWidth`: the terminal's columns (Infinity when piped or `--wide`); `wide`:
  *   whole ids and names; `now`: ms since the epoch, for ages and expiry.
@@ -73,7 +74,7 @@ export function renderSessions(
     return [
       s.managed ? id(s.sessionId ?? '?', SESSION_CELL_MAX) : c.magenta('(unmanaged)'),
       id(s.name, NAME_CELL_MAX),
-      state(c, s.state),
+      stateCell(c, s),
       s.managed ? (s.ready ? 'yes' : c.yellow('no')) : '-',
       duty ? processWord(c, duty) + (duty.role === 'inheritor' ? ' (inherited)' : '') : '-',
       s.managed ? holdersSummary(c, s.holders) : '-',
@@ -84,4 +85,16 @@ export function renderSessions(
     ];
   });
   return renderTable(columns, rows, { maxWidth, bold: c.bold });
+}
+
+/**
+ * The STATE cell: the container's state, then the session's `lifecycle` when it is one a
+ * reader must notice (`running parked`: its owner gone, kept until its lifetime ends;
+ * `running expired`; `exited orphan`); `held` adds nothing.
+ */
+function stateCell(c: Colours, s: SessionListing): string {
+  const life = s.lifecycle;
+  if (life === 'parked') return `${state(c, s.state)} ${c.yellow('parked')}`;
+  if (life === 'expired' || life === 'orphan') return `${state(c, s.state)} ${c.red(life)}`;
+  return state(c, s.state);
 }

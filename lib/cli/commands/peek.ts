@@ -35,6 +35,7 @@ function pairsOf(c: Colours, s: SessionListing, now: number): [string, string][]
     ['managed', yesNo(s.managed)],
     ['state', s.rawState === s.state ? state(c, s.state) : `${state(c, s.state)} (engine: ${s.rawState})`],
     ['ready', s.managed ? yesNo(s.ready) : '-'],
+    ['lifecycle', s.lifecycle ?? '-'],
     ['image', s.image],
     ['created', `${s.createdAt} (${age(s.createdAt, now)})`],
   ];
