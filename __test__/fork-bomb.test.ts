@@ -48,26 +48,29 @@ describe.skipIf(!engineAvailable())('a fork bomb in a session with timeoutMs', (
         labels,
         timeoutMs,
         pidsLimit: 64,
+        // The bomb spins: half a CPU keeps it from starving the machine.
+        cpus: 0.5,
         mounts: [{ source: ctl, target: '/ctl' }],
       }),
     );
     const readyAt = Date.now();
-    // The classic bomb, each copy first checking the stop file (a shell builtin: no fork).
-    const bomb = 'b() { [ -e /ctl/stop ] && return; b | b & }; b';
+    // Every copy forks copies until the stop file appears (`[` is a builtin: no fork); a copy
+    // whose fork fails exits, as the old keep-alive did ("can't fork": it died within ~5 s).
+    const bomb = 'b() { while [ ! -e /ctl/stop ]; do b & done; }; b';
     await session.exec(['sh', '-c', `(${bomb}) >/dev/null 2>&1 </dev/null &`]);
     // Let it sit at the pids limit for a few seconds: the keep-alive must not fork meanwhile.
-    await sleep(4_000);
+    await sleep(6_000);
     expect((await inspectContainer(session.id))?.State.Running).toBe(true);
     writeFileSync(join(ctl, 'stop'), '');
     // The bomb dies out; exec answers again (the engine's exec needs a free pid).
     const answered = await eventually(async () => {
       const out = await session.exec(['sh', '-c', 'echo alive'], { timeoutMs: 5_000 });
-      return out.stdout === 'alive\n';
+      return out.stdout.toString() === 'alive\n';
     }, 15_000);
     expect(answered).toBe(true);
     // The keep-alive is still the one berth started (its argv names it).
     const ps = await session.exec(['sh', '-c', 'cat /proc/[0-9]*/cmdline | tr "\\0" " "']);
-    expect(ps.stdout).toContain('berth-keepalive');
+    expect(ps.stdout.toString()).toContain('berth-keepalive');
     expect((await inspectContainer(session.id))?.State.Running).toBe(true);
     // And it still expires: at its deadline the container stops (keep-alive) or is removed
     // (this process's deadline timer).
