@@ -151,10 +151,10 @@ describe.skipIf(!engineAvailable() || !isRoot)('writes on a full filesystem', ()
     empty();
     await sandbox.writeTextFile({ path: '/data/harness.txt', content: 'old content\n' });
     fill(0);
-    await expectBerthError(sandbox.writeTextFile({ path: '/data/harness.txt', content: sizes.tiny }), NoSpaceError);
+    await expectBerthError(Promise.resolve(sandbox.writeTextFile({ path: '/data/harness.txt', content: sizes.tiny })), NoSpaceError);
     fill(GAP);
     const stream = new Blob([sizes.partOffChannel]).stream();
-    await expectBerthError(sandbox.writeFile({ path: '/data/harness.txt', content: stream }), NoSpaceError);
+    await expectBerthError(Promise.resolve(sandbox.writeFile({ path: '/data/harness.txt', content: stream })), NoSpaceError);
     expect(readFileSync(host, 'utf8')).toBe('old content\n');
     expect(await tempFiles()).toEqual([]);
   }, 60_000);

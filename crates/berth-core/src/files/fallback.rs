@@ -225,9 +225,7 @@ pub(crate) async fn write(
             0 => Ok(()),
             15 if cancel.is_cancelled() => Err(Error::aborted("writeFile")),
             15 => Err(no_space::short(path, size)),
-            code => {
-                no_space::classify(Err(failed("write file", path, code, &stderr)), path, size)
-            }
+            code => no_space::classify(Err(failed("write file", path, code, &stderr)), path, size),
         }
     };
     let r = run.await;

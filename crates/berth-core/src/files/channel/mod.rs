@@ -174,9 +174,7 @@ impl Channel {
                     None => Outcome::Fallback,
                 })
             }
-            Status::Ok | Status::NoSpace => {
-                Err(broken("unexpected reply to a read".into()))
-            }
+            Status::Ok | Status::NoSpace => Err(broken("unexpected reply to a read".into())),
         }
     }
 
