@@ -1,7 +1,8 @@
 // Writes on a full filesystem (issue 21, part 2): a 256 KiB tmpfs mounted on the host and
 // bind-mounted into the sessions at /data is filled, then every write path is tried with every
 // size class: tiny (the file channel), one that fits partly (on the channel, and over it:
-// the archive path for root and `files: 'engine'`, the as-the-user exec for uid 1000), one
+// the archive path for root and `files: 'engine'`, the as-the-user exec for uid 1000, the
+// root exec fallback for a read-only root filesystem), one
 // larger than the disk, and a stream (spooled, never the channel), plus the harness provider's
 // writeTextFile / writeFile. Each rejects with E_NO_SPACE (`details.errno: 'ENOSPC'`), the old
 // content is intact and no temporary file is left. Needs root on the host (mount).
@@ -93,6 +94,15 @@ describe.skipIf(!engineAvailable() || !isRoot)('writes on a full filesystem', ()
         user: '1000:1000',
         files: 'engine',
       }),
+      // A read-only root filesystem: Docker refuses the archive write, the exec fallback (as
+      // root, data on stdin) writes instead.
+      await createSession({
+        sessionId: testSessionId('fd-ro'),
+        image: TEST_IMAGE,
+        labels,
+        mounts,
+        readOnlyRootFilesystem: true,
+      }),
     );
     harness = await createDockerSandboxProvider({ image: TEST_IMAGE, labels, mounts }).createSession({
       sessionId: testSessionId('fd-harness'),
@@ -106,7 +116,7 @@ describe.skipIf(!engineAvailable() || !isRoot)('writes on a full filesystem', ()
     await expectNoLeaks();
   }, 120_000);
 
-  const paths = ['root', 'user', 'engine'] as const;
+  const paths = ['root', 'user', 'engine', 'readonly'] as const;
 
   test.each(paths.map((p, i) => [p, i] as const))(
     'every size class on the %s path rejects with E_NO_SPACE, the old file intact',
