@@ -16,6 +16,7 @@ export const {
   ImageNotFoundError,
   InvalidArgumentError,
   PermissionDeniedError,
+  NoSpaceError,
   Session,
   SessionBusyError,
   SessionExistsError,

@@ -285,7 +285,9 @@ export class Session implements AsyncDisposable {
    * user's with `mode` (default 0o644); an existing file keeps its owner, and its mode unless
    * `mode` is given; setuid/setgid/sticky bits need a root session (or `files: 'engine'`).
    * Missing parent directories are created (mode 0755, owned by the user); existing ones are
-   * left exactly as they are. A symbolic link is written through.
+   * left exactly as they are. A symbolic link is written through. Every path checks what it
+   * wrote before the rename: on a full filesystem the call rejects with `E_NO_SPACE`
+   * (`details.errno: 'ENOSPC'`), the temporary file is removed and the old file is intact.
    *
    * Engine API: up to 16 KiB over the session's file channel (see {@link Session.readFile});
    * otherwise, for a non-root user, an exec of `sh` as that user with the data on stdin; for
@@ -296,7 +298,8 @@ export class Session implements AsyncDisposable {
    * @param path Absolute path in the container, without a trailing `/`.
    * @param data Bytes, or a string written as UTF-8.
    * @throws {BerthError} with a code listed in the core's `Session::write_file` doc
-   *   (`E_INVALID_ARGUMENT`, `E_PERMISSION_DENIED`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, ...).
+   *   (`E_INVALID_ARGUMENT`, `E_PERMISSION_DENIED`, `E_NO_SPACE`, `E_SESSION_NOT_FOUND`,
+   *   `E_ABORTED`, ...).
    */
   async writeFile(path: string, data: Uint8Array | string, options: WriteFileOptions = {}): Promise<void> {
     expectString(path, 'path');

@@ -7,6 +7,7 @@ import { ExecTimeoutError } from './exec-timeout-error';
 import { ForeignContainerError } from './foreign-container-error';
 import { ImageNotFoundError } from './image-not-found-error';
 import { InvalidArgumentError } from './invalid-argument-error';
+import { NoSpaceError } from './no-space-error';
 import { PermissionDeniedError } from './permission-denied-error';
 import { SessionBusyError } from './session-busy-error';
 import { SessionExistsError } from './session-exists-error';
@@ -45,6 +46,7 @@ const CLASSES: Record<ErrorCode, Subclass> = {
   E_EXEC_TIMEOUT: ExecTimeoutError,
   E_ABORTED: AbortedError,
   E_PERMISSION_DENIED: PermissionDeniedError,
+  E_NO_SPACE: NoSpaceError,
   E_ENGINE: EngineError,
 };
 

@@ -703,7 +703,7 @@ impl Session {
             Outcome::IsDir => {
                 return Err(Error::invalid("path", format!("`{norm}` is a directory")))
             }
-            Outcome::Fallback => {}
+            Outcome::Fallback | Outcome::NoSpace => {}
         }
         match self.open_within(engine, path).await? {
             Some(mut r) => r.read_to_end().await.map(Some),
@@ -715,10 +715,11 @@ impl Session {
     /// Files up to 16 KiB given as bytes go through the session's channel
     /// ([`crate::files::channel`], as the container's user, also atomic) when the image can
     /// run it and the user may write there and owns an existing file; anything else through
-    /// [`files::write`].
+    /// [`files::write`]. Every path checks what it wrote before the rename
+    /// ([`files::no_space`]).
     /// Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory at `path`, a parent that
-    /// is a file), `E_PERMISSION_DENIED`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
-    /// `E_ENGINE_UNAVAILABLE`.
+    /// is a file), `E_PERMISSION_DENIED`, `E_NO_SPACE` (a full filesystem: the old file is
+    /// intact), `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn write_file(
         &self,
         path: &str,
@@ -757,6 +758,13 @@ impl Session {
                 Outcome::Done(()) => return Ok(()),
                 Outcome::IsDir => {
                     return Err(Error::invalid("path", format!("`{norm}` is a directory")))
+                }
+                Outcome::NoSpace => {
+                    return Err(Error::NoSpace {
+                        path: norm,
+                        bytes: bytes.len() as u64,
+                        message: "the temporary file came out short of the size sent".into(),
+                    })
                 }
                 Outcome::Fallback => {}
             }
