@@ -25,6 +25,7 @@ function fakeListing(i: number, now: number, extra: Partial<SessionListing> = {}
     expiresAt: i % 2 ? now + 42 * 60_000 + 500 : null,
     holders: [{ role: 'creator', liveness: 'alive', hostId: owner.hostId, pid: owner.pid, startTime: '123', instanceId: owner.instanceId, generation: null, record: `r${i}`, invalid: null }],
     dutyGeneration: 0,
+    lifecycle: 'held',
     ...extra,
   };
 }
@@ -126,5 +127,12 @@ describe('berth command line helpers', () => {
     for (const line of lines) expect(line).toBe(line.trimEnd());
     // --wide: whole ids.
     expect(renderSessions(list.slice(7, 8), { c: colours(false), now, wide: true })).toContain(list[7]!.sessionId);
+  });
+
+  it('the STATE cell adds the lifecycle a reader must notice: parked, expired, orphan (held adds nothing)', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const rows = (['held', 'parked', 'expired', 'orphan', null] as const).map((lifecycle, i) => fakeListing(i, now, { lifecycle }));
+    const lines = renderSessions(rows, { c: colours(false), now }).split('\n');
+    expect(lines.slice(1).map((l) => l.split(/ {2,}/)[2])).toEqual(['running', 'running parked', 'running expired', 'running orphan', 'running']);
   });
 });
