@@ -100,7 +100,13 @@ async fn reap_within(dry_run: bool, scope: &Scope, engine: &Engine) -> Result<Re
         report.replacements = settle_replacements(&engine, scope).await?;
     }
     let surveyed = survey(&engine, scope).await?;
-    let seen: HashSet<String> = surveyed.iter().map(|(f, _)| f.id.clone()).collect();
+    // Containers whose records stay: those seen standing. One the engine is removing (or
+    // has marked dead) is inspected again by the record sweep, which runs after the removals.
+    let mut seen: HashSet<String> = surveyed
+        .iter()
+        .filter(|(f, _)| !matches!(f.state, "removing" | "dead"))
+        .map(|(f, _)| f.id.clone())
+        .collect();
     let now = std::time::SystemTime::now();
     for (f, recs) in surveyed {
         let mut entry = ReapEntry {
@@ -150,6 +156,10 @@ async fn reap_within(dry_run: bool, scope: &Scope, engine: &Engine) -> Result<Re
                 }
             },
         }
+    }
+    // What this run removed is gone (or going): its records are swept once the engine agrees.
+    for r in &report.removed {
+        seen.remove(&r.id);
     }
     report.removed_records = orphan_records(&engine, scope, &seen, dry_run).await?;
     Ok(report)
