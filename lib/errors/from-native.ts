@@ -8,6 +8,7 @@ import { ForeignContainerError } from './foreign-container-error';
 import { ImageNotFoundError } from './image-not-found-error';
 import { InvalidArgumentError } from './invalid-argument-error';
 import { PermissionDeniedError } from './permission-denied-error';
+import { FileTooLargeError } from './file-too-large-error';
 import { SessionBusyError } from './session-busy-error';
 import { SessionExistsError } from './session-exists-error';
 import { SessionIncompleteError } from './session-incomplete-error';
@@ -45,6 +46,7 @@ const CLASSES: Record<ErrorCode, Subclass> = {
   E_EXEC_TIMEOUT: ExecTimeoutError,
   E_ABORTED: AbortedError,
   E_PERMISSION_DENIED: PermissionDeniedError,
+  E_FILE_TOO_LARGE: FileTooLargeError,
   E_ENGINE: EngineError,
 };
 
