@@ -626,7 +626,9 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<Option<FileReader>> {
         let engine = self.engine.within(cancel, "openFile");
-        engine.step(self.open_within(&engine, path, max_bytes)).await
+        engine
+            .step(self.open_within(&engine, path, max_bytes))
+            .await
     }
 
     async fn open_within(
@@ -637,7 +639,14 @@ impl Session {
     ) -> Result<Option<FileReader>> {
         files::normalize_path("path", path)?;
         let ctx = self.fs(engine).await?;
-        files::open(self.target(engine), &ctx, path, self.file_access(), max_bytes).await
+        files::open(
+            self.target(engine),
+            &ctx,
+            path,
+            self.file_access(),
+            max_bytes,
+        )
+        .await
     }
 
     /// Reads a whole file of at most `max_bytes` bytes ([`files::DEFAULT_MAX_READ_BYTES`]

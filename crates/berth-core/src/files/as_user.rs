@@ -193,7 +193,10 @@ pub(crate) async fn open(
         if let Some(i) = head.iter().position(|b| *b == b'\n') {
             let size = match &head[..i] {
                 b"-" => None,
-                digits => match std::str::from_utf8(digits).ok().and_then(|d| d.parse::<u64>().ok()) {
+                digits => match std::str::from_utf8(digits)
+                    .ok()
+                    .and_then(|d| d.parse::<u64>().ok())
+                {
                     Some(n) => Some(n),
                     None => {
                         p.kill().await;

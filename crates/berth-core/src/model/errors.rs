@@ -601,7 +601,9 @@ mod tests {
 
     #[test]
     fn exec_errors_carry_only_the_tail_of_the_output() {
-        let big: Vec<u8> = (0..ERROR_OUTPUT_TAIL_BYTES + 1000).map(|i| i as u8).collect();
+        let big: Vec<u8> = (0..ERROR_OUTPUT_TAIL_BYTES + 1000)
+            .map(|i| i as u8)
+            .collect();
         let e = Error::aborted("exec").with_output(big.clone(), b"err".to_vec());
         let Error::Aborted { stdout, stderr, .. } = e else {
             panic!("still E_ABORTED")
