@@ -351,7 +351,7 @@ describe.skipIf(!engineAvailable())('command channel', () => {
       expect(big.stdout.length).toBe(70_000_000);
       expect(big.stdout.startsWith('aaaa') && big.stdout.endsWith('aaaa')).toBe(true);
       expect(big.stderr).toBe('tail\n');
-      expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '' });
+      expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '', truncated: false });
       // A command of the wrong type is E_INVALID_ARGUMENT before any engine call.
       const bad = await proxy.during(async () => {
         await expectBerthError(Promise.resolve(sandbox.run({ command: 42 as unknown as string })), InvalidArgumentError);

@@ -13,8 +13,10 @@ const prefix = process.env.BERTH_HOSTILE_SESSION ?? 'hostile';
 const cases = (process.env.BERTH_HOSTILE_CASES ?? '').split(',').filter(Boolean);
 const image = 'berth-test/busybox:1';
 
+/** @param {any} details */
 function summarize(details) {
   if (!details || typeof details !== 'object') return details;
+  /** @type {Record<string, unknown>} */
   const out = {};
   for (const [k, v] of Object.entries(details)) {
     out[k] = Buffer.isBuffer(v) || v instanceof Uint8Array ? { bytes: v.byteLength } : v;
@@ -22,6 +24,10 @@ function summarize(details) {
   return out;
 }
 
+/**
+ * @param {string} name
+ * @param {() => Promise<unknown>} fn
+ */
 async function measure(name, fn) {
   globalThis.gc?.();
   await new Promise((r) => setTimeout(r, 50));
@@ -34,7 +40,7 @@ async function measure(name, fn) {
   let error;
   try {
     value = await fn();
-  } catch (e) {
+  } catch (/** @type {any} */ e) {
     error = {
       name: e?.name,
       code: e?.code,
@@ -48,20 +54,30 @@ async function measure(name, fn) {
   console.log(JSON.stringify({ case: name, ms, rssGrowth: peak - base, value, error }));
 }
 
+/**
+ * @param {import('../../index.mjs').Session} session
+ * @param {string} script
+ */
 async function asRoot(session, script) {
   const out = await session.exec(['sh', '-c', script], { user: '0' });
   if (out.exitCode !== 0) throw new Error(`${script}: ${out.stderr}`);
 }
 
 /** Reads `path` `n` times; counts each outcome: the bytes as text, or the error's code. */
+/**
+ * @param {import('../../index.mjs').Session} session
+ * @param {string} path
+ * @param {number} n
+ */
 async function raceReads(session, path, n) {
+  /** @type {Record<string, number>} */
   const seen = {};
   for (let i = 0; i < n; i++) {
     let key;
     try {
       const bytes = await session.readFile(path);
       key = bytes === null ? 'null' : `bytes:${bytes.toString('latin1').slice(0, 16)}`;
-    } catch (e) {
+    } catch (/** @type {any} */ e) {
       key = e?.code === 'E_ENGINE' && /changed while it was read/.test(e.message) ? 'E_ENGINE:changed' : (e?.code ?? `other:${e?.message}`);
     }
     seen[key] = (seen[key] ?? 0) + 1;
@@ -69,20 +85,23 @@ async function raceReads(session, path, n) {
   return seen;
 }
 
-const need = (c) => cases.some((x) => x.startsWith(c));
+const need = (/** @type {string} */ c) => cases.some((x) => x.startsWith(c));
 const root = await createSession({ sessionId: `${prefix}-root`, image, labels });
-let user;
-let harness;
+/** @type {import('../../index.mjs').Session} */
+let user = root;
+/** @type {any} */
 let harnessSession;
+let userMade = false;
 try {
   if (need('read-') || need('race')) {
     user = await createSession({ sessionId: `${prefix}-user`, image, labels, user: '1000:1000', noNewPrivileges: false });
+    userMade = true;
     // Files on the container's own filesystem (not a tmpfs): the root path reads through the archive API.
     await asRoot(user, 'mkdir -p /var/h /var/race && truncate -s 4G /var/h/big && chmod 644 /var/h/big && ln -s /dev/zero /var/h/zero && chmod 777 /var/race');
     await asRoot(root, 'mkdir -p /var/h /var/race && truncate -s 4G /var/h/big && ln -s /dev/zero /var/h/zero');
   }
   if (need('harness-')) {
-    harness = createDockerSandboxProvider({ image, labels, timeoutMs: null });
+    const harness = createDockerSandboxProvider({ image, labels, timeoutMs: null });
     harnessSession = await harness.createSession({ sessionId: `${prefix}-harness` });
   }
   // A flood that stays under the cap, then waits: the abort or timeout comes while it sleeps.
@@ -149,5 +168,5 @@ try {
     }
   }
 } finally {
-  await Promise.allSettled([root.remove(), user?.remove(), harnessSession?.destroy()]);
+  await Promise.allSettled([root.remove(), userMade ? user.remove() : undefined, harnessSession?.destroy()]);
 }
