@@ -17,6 +17,7 @@ export const {
   ImageNotFoundError,
   InvalidArgumentError,
   PermissionDeniedError,
+  NoSpaceError,
   Session,
   SessionBusyError,
   SessionExistsError,

@@ -188,6 +188,26 @@ describe.skipIf(!engineAvailable())('a session whose engine stops answering', ()
     expect(await inspectContainer(session.id)).toBeNull();
   });
 
+  test('an engine that stops forwarding on open connections too: a command over the channel settles by its deadline or abort', async ({
+    sessionId,
+    labels,
+    track,
+  }) => {
+    const s = track(await createSession({ sessionId, image: TEST_IMAGE, labels, socketPath: proxy.socketPath }));
+    expect((await s.exec(['echo', 'over the channel'])).stdout.toString()).toBe('over the channel\n');
+    proxy.hangAll({ existing: true });
+    try {
+      // The helper's answer to the start never comes: the 10 s bound on it is only an upper one.
+      await deadlineSettles(1000, () => s.exec(['true'], { timeoutMs: 1000 }));
+      await abortSettles((abortSignal) => s.exec(['true'], { abortSignal }));
+      await deadlineSettles(1000, async () => (await s.spawn(['sleep', '100'], { timeoutMs: 1000 })).wait());
+      await abortSettles(async (abortSignal) => (await s.spawn(['sleep', '100'], { abortSignal })).wait());
+    } finally {
+      proxy.recover();
+    }
+    expect((await s.exec(['echo', 'after'])).stdout.toString()).toBe('after\n');
+  });
+
   test('a spawned process whose engine stops answering: wait() settles at its timeoutMs', async ({ sessionId, labels, track }) => {
     const s = track(await createSession({ sessionId, image: TEST_IMAGE, labels, socketPath: proxy.socketPath }));
     const started = performance.now();

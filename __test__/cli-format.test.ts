@@ -1,8 +1,34 @@
 // The command line's pure pieces (no engine): column fitting, durations, relative ages, labels.
 import { describe, expect, it } from 'vitest';
-import { collectLabel, formatInterval, parseInterval } from '../dist/cli/arguments.js';
-import { age, bytes, ports, until } from '../dist/cli/format.js';
-import { fitWidths, renderTable } from '../dist/cli/table.js';
+import { collectLabel, formatInterval, parseAge, parseInterval } from '../dist/cli/arguments.js';
+import { colours } from '../dist/cli/colour.js';
+import { renderSessions } from '../dist/cli/commands/ls.js';
+import { age, bytes, expiry, ports, state, until } from '../dist/cli/format.js';
+import { cut, fitWidths, renderTable, shorten } from '../dist/cli/table.js';
+import type { SessionListing } from '../index.mjs';
+
+/** A listing as listSessions gives it, for the renderer alone (no engine). */
+function fakeListing(i: number, now: number, extra: Partial<SessionListing> = {}): SessionListing {
+  const owner = { hostId: 'h'.repeat(64), pid: 1000 + i, startTime: '123', instanceId: `i${i}`, liveness: 'alive' as const };
+  return {
+    name: `berth-agent-session-${i}-0a1b2c3d`,
+    id: i.toString(16).padStart(64, '0'),
+    sessionId: `agent-session-${i}`,
+    managed: true,
+    ready: true,
+    state: 'running',
+    rawState: 'running',
+    image: 'berth-test/busybox:1',
+    createdAt: new Date(now - 300_000).toISOString(),
+    owner,
+    ports: { '8080/tcp': '127.0.0.1:49153' },
+    expiresAt: i % 2 ? now + 42 * 60_000 + 500 : null,
+    holders: [{ role: 'creator', liveness: 'alive', hostId: owner.hostId, pid: owner.pid, startTime: '123', instanceId: owner.instanceId, generation: null, record: `r${i}`, invalid: null }],
+    dutyGeneration: 0,
+    lifecycle: 'held',
+    ...extra,
+  };
+}
 
 describe('berth command line helpers', () => {
   it('fits columns: natural widths when they fit, the widest shrinkable first, optional ones dropped last', () => {
@@ -41,5 +67,72 @@ describe('berth command line helpers', () => {
     expect([bytes(512), bytes(1_400_000), bytes(25_000_000)]).toEqual(['512 B', '1.4 MB', '25 MB']);
     expect(ports({ '8080/tcp': '127.0.0.1:49153' })).toBe('127.0.0.1:49153->8080/tcp');
     expect(ports({})).toBe('-');
+  });
+
+  it('ages for --unused-for: ms, s, m, h, d or 0; anything else refused', () => {
+    expect(['0', '500ms', '45s', '30m', '12h', '7d', '1.5h'].map(parseAge)).toEqual([0, 500, 45_000, 1_800_000, 43_200_000, 604_800_000, 5_400_000]);
+    for (const bad of ['7', '-1d', '7x', 'soon', '1.5ms', '1e3d', '36501d', '']) expect(() => parseAge(bad), bad).toThrow();
+  });
+
+  it('expiry from the API\'s number (ms since the epoch): in 42m, expired, -', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const c = colours(false);
+    expect([until(now + 42 * 60_000 + 500, now), until(now, now), until(now - 1, now)]).toEqual(['in 42m', 'expired', 'expired']);
+    expect([expiry(c, now + 3 * 3_600_000, now), expiry(c, now - 5, now), expiry(c, null, now)]).toEqual(['in 3h', 'expired', '-']);
+    // A state word the listing adds later (parked) is shown as given.
+    expect([state(c, 'running'), state(c, 'parked')]).toEqual(['running', 'parked']);
+  });
+
+  it('shortens ids head…tail and cuts coloured cells without breaking their colour codes', () => {
+    const id = `${'a'.repeat(50)}-tail-123`;
+    const short = shorten(id, 40);
+    expect(short).toHaveLength(40);
+    expect(short.endsWith('tail-123')).toBe(true);
+    expect(short).toContain('…');
+    expect(shorten('short', 40)).toBe('short');
+    const red = '\x1b[31mexpired-long\x1b[39m';
+    expect(cut(red, 5)).toBe('\x1b[31mexpi…\x1b[0m');
+    expect(cut('漢字漢字', 5)).toBe('漢字…');
+  });
+
+  it('renders the ls table of 10,000 sessions, every row whole and aligned (numbers printed, no timing assertion)', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const list = Array.from({ length: 10_000 }, (_, i) =>
+      fakeListing(i, now, i === 7 ? { sessionId: `long-${'x'.repeat(200)}-end7`, name: `berth-long-${'x'.repeat(200)}-0a1b2c3d`, state: 'exited', expiresAt: now - 1 } : {}),
+    );
+    const rssBefore = process.memoryUsage().rss;
+    const started = performance.now();
+    const table = renderSessions(list, { c: colours(false), now });
+    const ms = performance.now() - started;
+    const rss = (process.memoryUsage().rss - rssBefore) / 1_048_576;
+    const started2 = performance.now();
+    const jsonChars = JSON.stringify({ sessions: list }).length;
+    const jsonMs = performance.now() - started2;
+    console.log(`[cli-format] ls table of 10,000 rows: ${ms.toFixed(0)} ms, RSS +${rss.toFixed(1)} MiB, ${table.length} chars (JSON.stringify of the same: ${jsonMs.toFixed(0)} ms, ${jsonChars} chars)`);
+
+    const lines = table.split('\n');
+    expect(lines).toHaveLength(10_001);
+    expect(lines[0]).toMatch(/^SESSION +NAME +STATE +READY +OWNER +HOLDERS +AGE +IMAGE +PORTS +EXPIRES$/);
+    const at = (h: string) => lines[0]!.indexOf(h);
+    // The long id is shortened: SESSION is as wide as its widest shortened cell (40), no more.
+    expect(at('NAME')).toBe(42);
+    expect(lines[8]).toMatch(/^long-x+…x+-end7 +berth-long-x+…x+-0a1b2c3d +exited +yes +1007 alive +1 \(alive\) +5m ago +berth-test\/busybox:1 +127\.0\.0\.1:49153->8080\/tcp +expired$/);
+    expect(lines[2]).toBe(
+      `${'agent-session-1'.padEnd(42)}${'berth-agent-session-1-0a1b2c3d'.padEnd(at('STATE') - at('NAME'))}${'running'.padEnd(at('READY') - at('STATE'))}` +
+        `${'yes'.padEnd(at('OWNER') - at('READY'))}${'1001 alive'.padEnd(at('HOLDERS') - at('OWNER'))}${'1 (alive)'.padEnd(at('AGE') - at('HOLDERS'))}` +
+        `${'5m ago'.padEnd(at('IMAGE') - at('AGE'))}${'berth-test/busybox:1'.padEnd(at('PORTS') - at('IMAGE'))}${'127.0.0.1:49153->8080/tcp'.padEnd(at('EXPIRES') - at('PORTS'))}in 42m`,
+    );
+    expect(lines[10_000]).toMatch(/^agent-session-9999 .* in 42m$/);
+    expect(lines[1]).toMatch(/^agent-session-0 .* -$/);
+    for (const line of lines) expect(line).toBe(line.trimEnd());
+    // --wide: whole ids.
+    expect(renderSessions(list.slice(7, 8), { c: colours(false), now, wide: true })).toContain(list[7]!.sessionId);
+  });
+
+  it('the STATE cell adds the lifecycle a reader must notice: parked, expired, orphan (held adds nothing)', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const rows = (['held', 'parked', 'expired', 'orphan', null] as const).map((lifecycle, i) => fakeListing(i, now, { lifecycle }));
+    const lines = renderSessions(rows, { c: colours(false), now }).split('\n');
+    expect(lines.slice(1).map((l) => l.split(/ {2,}/)[2])).toEqual(['running', 'running parked', 'running expired', 'running orphan', 'running']);
   });
 });

@@ -25,7 +25,7 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
     await expectNoRecordLeaks();
   });
 
-  test('ls renders aligned within 80 columns, in colour; piped, it has no colour and nothing cut', async ({ sessionId, labels, engine, track, skip }) => {
+  test('ls renders aligned within 80 columns, in colour; piped, no colour, and with --wide nothing cut', async ({ sessionId, labels, engine, track, skip }) => {
     if (!tmuxAvailable()) skip('tmux is not installed (apt-get install tmux): the terminal check is skipped');
     const scope = { ...labels, 'berth.test-case': sessionId };
     for (const suffix of ['first-session-with-a-long-id', 'second']) {
@@ -33,7 +33,7 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
     }
     const flags = Object.entries(scope).map(([k, v]) => `--label ${shellQuote(`${k}=${v}`)}`).join(' ');
     const ls = `${shellQuote(process.execPath)} ${shellQuote(BERTH_BIN)} ls ${flags}`;
-    const pane = openPane(`berth-${runId()}-${process.pid}`, `env -u NO_COLOR sh -c ${shellQuote(`${ls}; echo __tty__; ${ls} | cat; echo __piped__; sleep 600`)}`);
+    const pane = openPane(`berth-${runId()}-${process.pid}`, `env -u NO_COLOR sh -c ${shellQuote(`${ls}; echo __tty__; ${ls} --wide | cat; echo __piped__; sleep 600`)}`);
     try {
       const screen = await pane.waitFor('__piped__');
       const [tty, piped] = screen.split('__tty__\n') as [string, string];
@@ -56,6 +56,7 @@ describe.skipIf(!engineAvailable())('berth on a terminal', () => {
 
       const plain = piped.slice(0, piped.indexOf('__piped__'));
       expect(plain).not.toMatch(ESCAPE);
+      // --wide: ids whole (without it, ids over 40 characters are shortened head…tail).
       expect(plain).not.toContain('…');
       expect(plain).toContain(`${sessionId}-first-session-with-a-long-id`);
       expect(plain).toMatch(/^SESSION +NAME +STATE +READY +OWNER +HOLDERS +AGE +IMAGE +PORTS$/m);

@@ -4,11 +4,11 @@
 // listed or reaped.
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect } from 'vitest';
-import { containerName, reapOrphans } from '../index.mjs';
+import { containerName, createSession, reapOrphans } from '../index.mjs';
 import { runBerth, startBerth, BERTH_BIN } from './helpers/berth-cli.js';
 import { killAllChildren, startChild } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
-import { inspectContainer } from './helpers/engine-http.mjs';
+import { inspectContainer, stopContainer } from './helpers/engine-http.mjs';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { expectNoRecordLeaks, recordsOf } from './helpers/records.mjs';
@@ -160,6 +160,65 @@ describe.skipIf(!engineAvailable())('berth command line', () => {
     expect(human.stderr()).toContain('stopped (SIGTERM)');
   });
 
+  test('ls and peek show expiry and remove nothing; rm and peek take the NAME column; long ids are shortened unless --wide', async ({ sessionId, labels }) => {
+    const scope = scopeOf(labels, sessionId);
+    const long = `${sessionId}-${'x'.repeat(60)}`;
+    const lived = await createSession({ sessionId: `${sessionId}-lived`, image: TEST_IMAGE, labels: scope.labels, timeoutMs: 3_600_000 });
+    const past = await createSession({ sessionId: long, image: TEST_IMAGE, labels: scope.labels, removeAfterStopMs: 0 });
+    try {
+      // Stopped through the engine (not past.stop(): no timer of this process removes it): expired.
+      await stopContainer(past.id);
+
+      const table = await runBerth(['ls', ...scope.flags]);
+      expect(table).toMatchObject({ code: 0, stderr: '' });
+      const [head, ...rows] = table.stdout.trimEnd().split('\n');
+      expect(head).toMatch(/^SESSION +NAME +STATE +READY +OWNER +HOLDERS +AGE +IMAGE +PORTS +EXPIRES$/);
+      expect(rows).toHaveLength(2);
+      expect(rows.find((r) => r.startsWith(`${sessionId}-lived `))).toMatch(/ in (59m|1h)$/);
+      const expiredRow = rows.find((r) => !r.startsWith(`${sessionId}-lived `))!;
+      expect(expiredRow).toMatch(/ exited +.* expired$/);
+      // Shortened (head…tail), so no column is padded to the long id of another row.
+      expect(expiredRow).not.toContain(long);
+      expect(expiredRow).toContain('…');
+      expect(head!.indexOf('NAME')).toBeLessThanOrEqual(40 + 2);
+      // Listing removed nothing: the expired session's container is still there.
+      expect(await inspectContainer(past.id)).not.toBeNull();
+
+      const wide = await runBerth(['ls', '--wide', ...scope.flags]);
+      expect(wide.stdout).toContain(long);
+      expect(wide.stdout).toContain(containerName(long));
+
+      const doc = JSON.parse((await runBerth(['ls', '--json', ...scope.flags])).stdout);
+      const byId = Object.fromEntries(doc.sessions.map((x: { id: string }) => [x.id, x]));
+      expect(byId[lived.id]).toMatchObject({ expiresAt: expect.any(Number), expired: false });
+      expect(byId[lived.id].expiresAt).toBeGreaterThan(Date.now() + 3_000_000);
+      expect(byId[past.id]).toMatchObject({ expiresAt: expect.any(Number), expired: true });
+      expect(await inspectContainer(past.id)).not.toBeNull();
+
+      // peek by the NAME column; its expiry as words and as the time.
+      const peeked = await runBerth(['peek', lived.name]);
+      expect(peeked.code, peeked.stderr).toBe(0);
+      expect(peeked.stdout).toMatch(new RegExp(`^session +${sessionId}-lived$`, 'm'));
+      expect(peeked.stdout).toMatch(/^expires +in (59m|1h) \(\d{4}-\d\d-\d\dT[\d:.]+Z\)$/m);
+      expect(JSON.parse((await runBerth(['peek', '--json', past.name])).stdout).session).toMatchObject({ id: past.id, expired: true });
+      expect((await runBerth(['peek', past.name])).stdout).toMatch(/^expires +expired \(/m);
+
+      // rm by the NAME column: this process owns both (alive), so --force.
+      const refused = await runBerth(['rm', lived.name]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('E_SESSION_BUSY');
+      const removed = await runBerth(['rm', '--force', '--json', lived.name, past.name]);
+      expect(JSON.parse(removed.stdout).results).toMatchObject([
+        { sessionId: lived.name, id: lived.id, outcome: 'removed', code: null },
+        { sessionId: past.name, id: past.id, outcome: 'removed', code: null },
+      ]);
+      expect(await inspectContainer(lived.id)).toBeNull();
+      expect(await inspectContainer(past.id)).toBeNull();
+    } finally {
+      await Promise.allSettled([lived.remove(), past.remove()]);
+    }
+  });
+
   test('ls --all marks a container under a berth name that berth does not manage', async ({ sessionId, labels, handMade }) => {
     const scope = scopeOf(labels, sessionId);
     const id = await handMade(containerName(sessionId), { labels: { [CASE_LABEL]: sessionId } });
@@ -195,7 +254,7 @@ describe.skipIf(!engineAvailable())('berth command line', () => {
     const scope = scopeOf(labels, sessionId);
     expect((await runBerth(['templates', 'ls', ...scope.flags])).stdout.trim()).toBe('no templates');
     expect(JSON.parse((await runBerth(['templates', 'ls', '--json', ...scope.flags])).stdout)).toEqual({ templates: [] });
-    expect(JSON.parse((await runBerth(['templates', 'prune', '--json', ...scope.flags])).stdout)).toEqual({ removed: [], kept: [] });
+    expect(JSON.parse((await runBerth(['templates', 'prune', '--json', ...scope.flags])).stdout)).toEqual({ removed: [], kept: [], recent: [] });
     const missing = await runBerth(['templates', 'rm', `${sessionId}-none`]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no such template');
@@ -226,8 +285,8 @@ describe('berth command line without an engine', () => {
     const cases: [string[], RegExp][] = [
       [['nope'], /unknown command 'nope'/],
       [['ls', '--bogus'], /unknown option '--bogus'/],
-      [['peek'], /missing required argument 'sessionId'/],
-      [['rm'], /missing required argument 'sessionId'/],
+      [['peek'], /missing required argument 'session'/],
+      [['rm'], /missing required argument 'session'/],
       [['ls', '--label', 'novalue'], /expected key=value, got 'novalue'/],
       [['reap', '--watch', 'soon'], /expected a duration/],
       [['--engine', 'lxc', 'ls'], /Allowed choices are docker, podman/],

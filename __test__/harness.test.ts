@@ -209,7 +209,7 @@ describe.skipIf(!engineAvailable())('harness provider', () => {
     }
   });
 
-  test('case 11: B resumes A\'s live session, then stop() and destroy(): A\'s container keeps running', async ({
+  test('case 11: B resumes A\'s live session through the provider: a handover; A\'s handle acts as adopted, B\'s destroy() removes it', async ({
     sessionId,
     labels,
   }) => {
@@ -218,12 +218,14 @@ describe.skipIf(!engineAvailable())('harness provider', () => {
     try {
       const b = await provider().resumeSession!({ sessionId });
       expect(b.id).toBe(created.name);
-      await b.stop();
-      await b.destroy();
-      expect(await inspectContainer(created.id)).toMatchObject({ State: { Running: true } });
+      // The duty moved to B: A's remove() and stop() touch nothing.
+      expect(await a.call('remove', created.handle)).toEqual({ removed: false, reason: 'not-owner' });
+      expect(await a.call('stop', created.handle)).toEqual({ stopped: false, reason: 'not-owner' });
       expect((await execIn(created.id, ['echo', 'still'])).stdout).toBe('still\n');
+      await b.destroy();
+      expect(await inspectContainer(created.id)).toBeNull();
     } finally {
-      await a.call('remove', created.handle);
+      await a.call('remove', created.handle, { force: true });
     }
   });
 

@@ -1,9 +1,9 @@
 // removeAfterStopMs on the root API: validated before any engine call, fixed in a label,
-// enforced by the owning process after its own stop() and by any process's reapOrphans /
-// listSessions (reason 'expired'), whatever the owner's liveness. Plus the harness provider's
-// contract details: an aborted spawn rejects with the caller's reason; IS_SANDBOX=1.
+// enforced by the owning process after its own stop() and by any process's reapOrphans
+// (reason 'expired'), whatever the owner's liveness; listSessions only shows it. Plus the
+// harness provider's contract details: an aborted spawn rejects with the caller's reason; IS_SANDBOX=1.
 import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
-import { reapOrphans } from '../index.mjs';
+import { reapOrphans, resumeSession } from '../index.mjs';
 import { lastJsonLine, runNode } from './helpers/node-process.js';
 import { createDockerSandboxProvider } from '../harness.mjs';
 import { createSession, InvalidArgumentError, MAX_REMOVE_AFTER_STOP_MS } from '../index.mjs';
@@ -112,16 +112,26 @@ describe.skipIf(!engineAvailable())('removeAfterStopMs', () => {
     expect(run.killed, run.stderr).toBe(false);
     expect(run.code, run.stderr).toBe(0);
     const { id } = lastJsonLine(run);
-    // Its owner is dead now: the reaper removes it as an orphan.
+    // Its owner is dead now, its retention runs: the reaper keeps it, parked (docs/design.md
+    // "Parked sessions and handover"), until it expires; then it is removed here by hand.
     const report = await reapOrphans({ labels });
-    expect(report.removed).toEqual([expect.objectContaining({ id, reason: 'owner-dead' })]);
+    expect(report.kept).toEqual([expect.objectContaining({ id, reason: 'parked' })]);
+    expect(report.removed).toEqual([]);
+    const taken = await resumeSession({ sessionId, takeOver: true });
+    await taken.remove();
   });
 
-  test('listSessions removes an expired session and does not list it', async ({ sessionId, labels }) => {
+  test('listSessions lists an expired session as it is (expiresAt in the past) and removes nothing; reapOrphans removes it', async ({ sessionId, labels }) => {
     const { listSessions } = await import('../index.mjs');
     const session = await createSession({ sessionId, image: TEST_IMAGE, labels, removeAfterStopMs: 0 });
     await stopContainer(session.id);
-    expect(await listSessions({ labels })).toEqual([]);
+    const [listed, ...more] = await listSessions({ labels });
+    expect(more).toEqual([]);
+    expect(listed).toMatchObject({ id: session.id, state: 'exited' });
+    expect(listed!.expiresAt).toBeLessThanOrEqual(Date.now());
+    expect(await inspectContainer(session.id)).not.toBeNull();
+    const report = await reapOrphans({ labels });
+    expect(report.removed).toEqual([expect.objectContaining({ id: session.id, reason: 'expired' })]);
     expect(await inspectContainer(session.id)).toBeNull();
     await expect(session.remove()).resolves.toEqual({ removed: false, reason: 'already-removed' });
   });

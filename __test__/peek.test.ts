@@ -73,6 +73,7 @@ describe.skipIf(!engineAvailable())('peek', () => {
       owner: null,
       ports: {},
       expiresAt: null,
+      lifecycle: null,
     });
     expect((await inspectContainer(id))?.State.Running).toBe(true);
   });

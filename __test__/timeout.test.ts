@@ -1,6 +1,7 @@
 // Session lifetimes on the real engine: createSession({ timeoutMs }) and session.setTimeout(ms).
-// The three enforcers: the owning process's timer, any process's reapOrphans / listSessions
-// (reason 'expired'), and the container's own deadline keep-alive (no berth process needed).
+// The three enforcers: the owning process's timer, any process's reapOrphans (reason
+// 'expired'), and the container's own deadline keep-alive (no berth process needed);
+// listSessions only shows a session past its deadline.
 // Timed waits poll with generous bounds; nothing here asserts speed.
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import {
@@ -188,7 +189,7 @@ describe.skipIf(!engineAvailable())('timeoutMs and setTimeout', () => {
     }
   });
 
-  test('listSessions removes a session past its deadline and does not list it', async ({ sessionId, labels }) => {
+  test('listSessions lists a session past its deadline and removes nothing; reapOrphans removes it', async ({ sessionId, labels }) => {
     const { listSessions } = await import('../index.mjs');
     const child = await startChild();
     let created: { id: string };
@@ -210,8 +211,14 @@ describe.skipIf(!engineAvailable())('timeoutMs and setTimeout', () => {
     }
     await sleep(1_000);
     const listed = await listSessions({ labels });
-    expect(listed.map((l) => l.id)).toEqual([created.id]);
+    expect(listed.map((l) => l.id).sort()).toEqual([created.id, second.id].sort());
+    expect(listed.find((l) => l.id === second.id)!.expiresAt).toBeLessThanOrEqual(Date.now());
+    expect(await inspectContainer(second.id)).not.toBeNull();
+    const report = await reapOrphans({ labels });
+    expect(report.removed).toEqual(expect.arrayContaining([expect.objectContaining({ id: second.id, reason: 'expired' })]));
     expect(await inspectContainer(second.id)).toBeNull();
-    await reapOrphans({ labels });
+    // The first one's owner is dead, its deadline ahead: parked, kept by the reaper; removed here.
+    expect((await reapOrphans({ labels })).kept).toEqual([expect.objectContaining({ id: created.id, reason: 'parked' })]);
+    await (await resumeSession({ sessionId, takeOver: true })).remove();
   });
 });

@@ -15,6 +15,7 @@ export {
   ImageNotFoundError,
   InvalidArgumentError,
   PermissionDeniedError,
+  NoSpaceError,
   SessionBusyError,
   SessionExistsError,
   SessionIncompleteError,
@@ -33,6 +34,7 @@ export {
   type ImageNotFoundDetails,
   type InvalidArgumentDetails,
   type PermissionDeniedDetails,
+  type NoSpaceDetails,
   type SessionBusyDetails,
   type SessionExistsDetails,
   type SessionIncompleteDetails,
@@ -50,7 +52,16 @@ export { resumeSession } from './resume-session';
 export { ExecProcess } from './exec-process';
 export type { ByteSource } from './file-stream';
 export { Session } from './session';
-export { listTemplates, pruneTemplates, removeTemplate, TEMPLATE_REPO, type TemplateInfo, type TemplateOptions } from './templates';
+export {
+  listTemplates,
+  pruneTemplates,
+  removeTemplate,
+  TEMPLATE_REPO,
+  type PruneTemplatesOptions,
+  type PruneTemplatesResult,
+  type TemplateInfo,
+  type TemplateOptions,
+} from './templates';
 export type {
   CreateSessionOptions,
   FileAccess,
@@ -93,6 +104,7 @@ export type {
   SessionListing,
   SessionScope,
   SessionState,
+  SessionLifecycle,
   SpawnOptions,
   StopOptions,
   StopResult,

@@ -9,8 +9,10 @@ import { expectOptionalBoolean } from './validate';
  * Removes orphaned sessions: managed containers whose duty holder (the creator, or the last
  * process that took the duty over) is dead — never merely unknown — and that no live or
  * unknown holder holds, plus those a dead owner left incomplete (setup never finished), plus
- * expired ones of any owner, alive or not (stopped longer than their `removeAfterStopMs`,
- * from `State.FinishedAt`; reason `'expired'`; see {@link CreateSessionOptions.removeAfterStopMs}).
+ * expired ones of any owner, alive or not (past their deadline, or stopped longer than their
+ * `removeAfterStopMs`, from `State.FinishedAt`; reason `'expired'`; see
+ * {@link CreateSessionOptions.removeAfterStopMs}). A dead owner's session whose lifetime still
+ * runs is kept (`'parked'`, README "Parked sessions and handover").
  * Each candidate is inspected and its records read again right before its removal, which is
  * by container id with its anonymous volumes and records. A removal that fails is reported
  * as kept (`remove-failed`); the next run tries again.
@@ -19,8 +21,9 @@ import { expectOptionalBoolean } from './validate';
  * {@link recreateSession}) whose records carry `labels`, so exactly one container stays under
  * each name; they are listed in `replacements`.
  *
- * Without `prefix` or `labels` it covers every berth-managed container the engine has, and
- * also deletes record volumes whose container is gone; both narrow it by exact label match.
+ * Without `prefix` or `labels` it covers every berth-managed container the engine has; both
+ * narrow it by exact label match. It also deletes record volumes whose container is gone (in a
+ * narrowed run, those carrying its labels and prefix: every record carries them).
  *
  * Engine API: as {@link listSessions}, then per orphan `GET /containers/{id}/json`,
  * `GET /volumes?filters=…`, `DELETE /containers/{id}?force=true&v=true`, `DELETE /volumes/{name}`.

@@ -57,14 +57,17 @@ import {
  * ```
  */
 export async function resumeSession(options: ResumeSessionOptions): Promise<Session> {
-  return resumeWith(options, false);
+  return resumeWith(options, 'root');
 }
 
 /**
- * @internal {@link resumeSession}; with `perHandle` (the drop-in `@berth/core/container`'s
- * rule) the handle never shares this process's duty: it is `adopted` even in the creating process.
+ * @internal {@link resumeSession} under one surface's rule (docs/design.md "Parked sessions and
+ * handover"): `root` (the package root), `per-handle` (the drop-in `@berth/core/container`: the
+ * handle never shares this process's duty, it is `adopted` even in the creating process), or
+ * `handover` (the harness provider: the duty moves to this process whether its holder lives or
+ * not; a concurrent handover that won makes this one `E_SESSION_BUSY`, `reason: 'taken-over'`).
  */
-export async function resumeWith(options: ResumeSessionOptions, perHandle: boolean): Promise<Session> {
+export async function resumeWith(options: ResumeSessionOptions, rule: 'root' | 'per-handle' | 'handover'): Promise<Session> {
   expectOptions(options, 'options', RESUME_SESSION_OPTION_KEYS);
   const { sessionId, prefix, exclusive, takeOver, spec, onDrift, verify, abortSignal, engine, socketPath, connectTimeoutMs, files } =
     options;
@@ -87,7 +90,8 @@ export async function resumeWith(options: ResumeSessionOptions, perHandle: boole
     spec: spec === undefined ? undefined : toNativeSpec(spec, 'spec.'),
     onDrift,
     verify,
-    perHandle: perHandle || undefined,
+    perHandle: rule === 'per-handle' || undefined,
+    handover: rule === 'handover' || undefined,
     ...engineOptions({ engine, socketPath, connectTimeoutMs }),
   }) as Parameters<NativeBinding['resumeSession']>[0];
   const session = await callNative(() =>

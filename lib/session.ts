@@ -303,7 +303,9 @@ export class Session implements AsyncDisposable {
    * user's with `mode` (default 0o644); an existing file keeps its owner, and its mode unless
    * `mode` is given; setuid/setgid/sticky bits need a root session (or `files: 'engine'`).
    * Missing parent directories are created (mode 0755, owned by the user); existing ones are
-   * left exactly as they are. A symbolic link is written through.
+   * left exactly as they are. A symbolic link is written through. Every path checks what it
+   * wrote before the rename: on a full filesystem the call rejects with `E_NO_SPACE`
+   * (`details.errno: 'ENOSPC'`), the temporary file is removed and the old file is intact.
    *
    * Engine API: up to 16 KiB over the session's file channel (see {@link Session.readFile});
    * otherwise, for a non-root user, an exec of `sh` as that user with the data on stdin; for
@@ -314,7 +316,8 @@ export class Session implements AsyncDisposable {
    * @param path Absolute path in the container, without a trailing `/`.
    * @param data Bytes, or a string written as UTF-8.
    * @throws {BerthError} with a code listed in the core's `Session::write_file` doc
-   *   (`E_INVALID_ARGUMENT`, `E_PERMISSION_DENIED`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, ...).
+   *   (`E_INVALID_ARGUMENT`, `E_PERMISSION_DENIED`, `E_NO_SPACE`, `E_SESSION_NOT_FOUND`,
+   *   `E_ABORTED`, ...).
    */
   async writeFile(path: string, data: Uint8Array | string, options: WriteFileOptions = {}): Promise<void> {
     expectString(path, 'path');
@@ -436,8 +439,11 @@ export class Session implements AsyncDisposable {
    * timer (it never keeps Node alive): the container is removed by id once it has been stopped
    * that long, unless it was started again meanwhile.
    *
-   * Engine API: `POST /containers/{id}/stop?t=…`; when the timer fires, `GET /containers/{id}/json`
-   * and `DELETE /containers/{id}?force=1&v=1`.
+   * An owner first reads the session's records: once another process's harness resume took the
+   * duty over (a handover, README "Parked sessions and handover"), this handle acts as adopted.
+   *
+   * Engine API: `GET /volumes?filters=…` (an owner), `POST /containers/{id}/stop?t=…`; when the
+   * timer fires, `GET /containers/{id}/json` and `DELETE /containers/{id}?force=1&v=1`.
    *
    * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL), `abortSignal`
    *   (`E_ABORTED` at once; the container may still stop, as the engine received the request).
@@ -457,11 +463,13 @@ export class Session implements AsyncDisposable {
    * Results: `{ removed: true }` for the call that removed it; `{ removed: false, reason: 'absent' }`
    * when the engine no longer had it; `{ removed: false, reason: 'already-removed' }` (no engine
    * call) for any later call; `{ removed: false, reason: 'not-owner' }` for an adopted handle
-   * without `force`. Concurrent calls, through this handle or any other handle of this process
-   * sharing its duty, share one engine call. A failed removal rejects and keeps the duty, so
-   * calling again retries.
+   * without `force`, and for an owner whose duty another process's harness resume took over (a
+   * handover: README "Parked sessions and handover"). Concurrent calls, through this handle or
+   * any other handle of this process sharing its duty, share one engine call. A failed removal
+   * rejects and keeps the duty, so calling again retries.
    *
-   * Engine API: `DELETE /containers/{id}?force=1&v=1`.
+   * Engine API: `GET /volumes?filters=…` (an owner: did the duty move?), then
+   * `DELETE /containers/{id}?force=1&v=1` and the record volumes.
    *
    * @param options `force`: remove even when adopted; `abortSignal`: settles the call at once
    *   with `E_ABORTED` and keeps the duty (call `remove()` again).

@@ -1,11 +1,11 @@
 import { withAbort } from './abort';
-import { AbortedError } from './errors/aborted-error';
 import { loadBinding } from './binding';
 import { engineOptions, type NativeEngineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { ENGINE_CALL_OPTION_KEYS, ENGINE_OPTION_KEYS, type CallOptions, type EngineOptions } from './types';
 import {
   compact,
+  expectOptionalNumber,
   expectOptionalOptions,
   expectOptionalSignal,
   expectOptionalStringRecord,
@@ -29,8 +29,37 @@ export interface TemplateInfo {
   createdMs: number;
   /** Size in bytes, as the engine reports it. */
   size: number;
-  /** The image's caller labels (copied from the container it was committed from). */
+  /**
+   * The image's caller labels, copied from the container it was first committed from (a
+   * template is shared by every caller whose spec builds the same filesystem, whatever their
+   * labels: these are its builder's).
+   */
   labels: Record<string, string>;
+  /**
+   * When it was last used, milliseconds since the epoch: its commit, or the newest create from
+   * it (recorded at most once a minute, in a volume `berth-template-used-<key>-<ms>`); its
+   * creation time when no use is recorded.
+   */
+  lastUsedMs: number;
+}
+
+/** Options of {@link pruneTemplates}. */
+export interface PruneTemplatesOptions extends TemplateOptions {
+  /**
+   * Only templates last used (see {@link TemplateInfo.lastUsedMs}) at least this many
+   * milliseconds ago; whole number >= 0. @default every template no container uses
+   */
+  unusedForMs?: number;
+}
+
+/** What {@link pruneTemplates} did, by template key. */
+export interface PruneTemplatesResult {
+  /** Removed (the image and its use records). */
+  removed: string[];
+  /** Stale, but kept: a container (running or not) uses its image. */
+  kept: string[];
+  /** Used within `unusedForMs`: left alone. */
+  recent: string[];
 }
 
 /** Options of the template functions. */
@@ -41,6 +70,8 @@ export interface TemplateOptions extends EngineOptions, CallOptions {
 
 /** @internal Keys of {@link TemplateOptions}. */
 const TEMPLATE_OPTION_KEYS = optionKeys<TemplateOptions>()(['labels', ...ENGINE_OPTION_KEYS, 'abortSignal']);
+/** @internal Keys of {@link PruneTemplatesOptions}. */
+const PRUNE_OPTION_KEYS = optionKeys<PruneTemplatesOptions>()(['labels', 'unusedForMs', ...ENGINE_OPTION_KEYS, 'abortSignal']);
 
 function nativeOptions(
   options: TemplateOptions,
@@ -56,7 +87,7 @@ function nativeOptions(
  * Lists template images (`berth-template:*`), for example those the harness provider
  * committed per `identity`. Changes nothing.
  *
- * Engine API: `GET /images/json?filters={"reference":["berth-template"],"label":[…]}`.
+ * Engine API: `GET /images/json`, `GET /volumes?filters={"label":["dev.berth.template.key"]}` (use records).
  * @param options `abortSignal`: aborts the call at once, whatever the engine does.
  * @throws {BerthError} with a code listed in the core's `list_templates` doc
  *   (crates/berth-core/src/lifecycle/templates.rs), `E_ABORTED` among them.
@@ -66,7 +97,15 @@ export async function listTemplates(options: TemplateOptions = {}): Promise<Temp
   const list = await callNative(() =>
     withAbort(options.abortSignal, 'listTemplates', (token) => loadBinding().listTemplates(native, token)),
   );
-  return list.map((t) => ({ key: t.key, reference: t.reference, id: t.id, createdMs: t.createdMs, size: t.size, labels: t.labels }));
+  return list.map((t) => ({
+    key: t.key,
+    reference: t.reference,
+    id: t.id,
+    createdMs: t.createdMs,
+    size: t.size,
+    labels: t.labels,
+    lastUsedMs: t.lastUsedMs,
+  }));
 }
 
 /**
@@ -90,34 +129,55 @@ export async function removeTemplate(
 }
 
 /**
- * Removes every template (matching `labels`) that no container uses; keeps the others.
+ * Removes every template (matching `labels`) last used at least `unusedForMs` ago that no
+ * container uses; keeps the others. Without `unusedForMs`, every template no container uses.
+ * A test suite's teardown: `pruneTemplates({ unusedForMs: 7 * 24 * 3_600_000 })` keeps the
+ * template this run used for the next run, and removes the ones no run used for a week.
  *
- * Engine API: as {@link listTemplates}, then `DELETE /images/berth-template:<key>` for each.
- * `abortSignal` bounds the whole call: an abort stops it at once (`E_ABORTED`); what was removed
- * before stays removed.
- * @returns The keys removed and the keys kept because a container uses them.
+ * Engine API: as {@link listTemplates}, then for each stale one `DELETE /images/{id}` by the
+ * image id it listed (never forced: 409, a container uses it, is `kept`; a tag rebuilt meanwhile
+ * is another image, not touched) and `DELETE /volumes/{name}` for its use records.
+ * `abortSignal` bounds the whole call: an abort stops it at once (`E_ABORTED`, operation
+ * `pruneTemplates`); what was removed before stays removed.
+ * @throws {BerthError} with a code listed in the core's `prune_templates` doc
+ *   (crates/berth-core/src/lifecycle/templates.rs): `E_INVALID_ARGUMENT` for a bad
+ *   `unusedForMs` (before any engine call), `E_ABORTED`, ...
  */
-export async function pruneTemplates(options: TemplateOptions = {}): Promise<{ removed: string[]; kept: string[] }> {
-  const removed: string[] = [];
-  const kept: string[] = [];
-  const { labels: _filter, ...each } = options ?? {};
-  try {
-    for (const t of await listTemplates(options)) {
-      const outcome = await removeTemplate(t.key, each);
-      if (outcome === 'in-use') kept.push(t.key);
-      else if (outcome === 'removed') removed.push(t.key);
-    }
-  } catch (error) {
-    // The abort is pruneTemplates', whichever of its steps it stopped.
-    if (AbortedError.isInstance(error)) {
-      throw new AbortedError(error.message.replace(/^(listTemplates|removeTemplate)\b/, 'pruneTemplates'), {
-        details: { ...error.details, operation: 'pruneTemplates' },
-        cause: error,
-      });
-    }
-    throw error;
-  }
-  return { removed, kept };
+export async function pruneTemplates(options: PruneTemplatesOptions = {}): Promise<PruneTemplatesResult> {
+  const native = nativeOptions(options, PRUNE_OPTION_KEYS);
+  const age = options?.unusedForMs;
+  expectOptionalNumber(age, 'unusedForMs', { min: 0, max: Number.MAX_SAFE_INTEGER });
+  const r = await callNative(() =>
+    withAbort(options.abortSignal, 'pruneTemplates', (token) => loadBinding().pruneTemplates(age ?? null, native, token)),
+  );
+  return { removed: r.removed, kept: r.kept, recent: r.recent };
+}
+
+/**
+ * @internal Records a use of `berth-template:<key>` now (at most once a minute per template),
+ * before a create from it. Engine API: `GET /volumes?filters=…`, `POST /volumes/create`,
+ * `DELETE /volumes/{name}`.
+ */
+export async function touchTemplate(key: string, options: EngineOptions & CallOptions = {}): Promise<void> {
+  expectString(key, 'key');
+  const native = nativeOptions(options, ENGINE_CALL_OPTION_KEYS);
+  await callNative(() =>
+    withAbort(options.abortSignal, 'touchTemplate', (token) => loadBinding().touchTemplate(key, native, token)),
+  );
+}
+
+/**
+ * @internal The id (`sha256:…`) of image `reference`, or null when the engine does not have it
+ * (nothing is pulled). Engine API: `GET /images/{reference}/json`.
+ */
+export async function imageId(reference: string, options: EngineOptions & CallOptions = {}): Promise<string | null> {
+  expectString(reference, 'image');
+  const native = nativeOptions(options, ENGINE_CALL_OPTION_KEYS);
+  return (
+    (await callNative(() =>
+      withAbort(options.abortSignal, 'imageId', (token) => loadBinding().imageId(reference, native, token)),
+    )) ?? null
+  );
 }
 
 /** @internal Whether `berth-template:<key>` exists (`GET /images/{ref}/json`). */

@@ -171,7 +171,19 @@ export interface PeekResult {
    * comes first; null when it never expires (see README "Lifetimes").
    */
   expiresAt: number | null;
+  /**
+   * Where a managed session stands (README "Parked sessions and handover"); null when unmanaged.
+   * Looking changes nothing.
+   */
+  lifecycle: SessionLifecycle | null;
 }
+
+/**
+ * `held`: a live (or uncheckable) process holds it. `parked`: its owner is gone and its lifetime
+ * runs: every reap keeps it until `expiresAt`. `expired`: past `expiresAt`; the next reap removes
+ * it. `orphan`: owner dead, no live holder and no lifetime (or never ready); the next reap removes it.
+ */
+export type SessionLifecycle = 'held' | 'parked' | 'expired' | 'orphan';
 
 /** A holder's role; `unknown` for a record berth cannot read (counted as a live holder). */
 export type HolderRole = 'creator' | 'adopter' | 'inheritor' | 'unknown';
@@ -257,9 +269,11 @@ export interface ReapEntry {
   /** Session id from the labels; null when unreadable. */
   sessionId: string | null;
   /**
-   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead), `expired` (stopped
-   * longer than its `removeAfterStopMs`, whatever the owner's liveness). Kept: `owner-alive`,
-   * `owner-unknown`, `held` (a live or unknown holder), `remove-failed` (the next run retries).
+   * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead), `expired` (past its
+   * deadline, or stopped longer than its `removeAfterStopMs`, whatever the owner's liveness).
+   * Kept: `owner-alive`, `owner-unknown`, `held` (a live or unknown holder), `parked` (owner gone,
+   * its lifetime still runs: README "Parked sessions and handover"), `remove-failed` (the next
+   * run retries).
    */
   reason: string;
 }
@@ -268,7 +282,7 @@ export interface ReapEntry {
 export interface ReapReport {
   removed: ReapEntry[];
   kept: ReapEntry[];
-  /** Record volumes whose container is gone, deleted (only by a run without `prefix`/`labels`). */
+  /** Record volumes whose container is gone, deleted: every one without `prefix`/`labels`, else those carrying them. */
   removedRecords: string[];
   /** Recreations cut short by a dead process, finished or rolled back before the survey (none with `dryRun`). */
   replacements: SettledReplacement[];

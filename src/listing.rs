@@ -91,7 +91,7 @@ pub struct BindingReapEntry {
     pub name: String,
     /// Session id; absent when unreadable.
     pub session_id: Option<String>,
-    /// `owner-dead`, `incomplete`, `expired` (removed); `owner-alive`, `owner-unknown`, `held`, `remove-failed` (kept).
+    /// `owner-dead`, `incomplete`, `expired` (removed); `owner-alive`, `owner-unknown`, `held`, `parked`, `remove-failed` (kept).
     pub reason: String,
 }
 

@@ -106,6 +106,8 @@ pub struct BindingResumeOptions {
     pub verify: Option<bool>,
     /// Internal (the drop-in `@berth/core/container`): the handle holds only what it made itself, never this process's duty. @default false
     pub per_handle: Option<bool>,
+    /// Internal (the harness provider `@berth/core/harness`): take the duty over from its holder whether it lives or not; a concurrent handover that won is `E_SESSION_BUSY` (`taken-over`). @default false
+    pub handover: Option<bool>,
     /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,
     /// `'docker'`, `'podman'`, or a per-platform map (`{ linux: 'podman' }`).
@@ -240,6 +242,7 @@ impl BindingResumeOptions {
                 exclusive: self.exclusive.unwrap_or(false),
                 take_over: self.take_over.unwrap_or(false),
                 per_handle: self.per_handle.unwrap_or(false),
+                handover: self.handover.unwrap_or(false),
                 spec: self.spec.map(BindingResumeSpec::into_core).transpose()?,
                 on_drift,
                 verify: self.verify.unwrap_or(false),

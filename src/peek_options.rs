@@ -63,6 +63,8 @@ pub struct BindingPeekResult {
     pub ports: HashMap<String, String>,
     /// When the session expires, in milliseconds since the epoch; absent: never.
     pub expires_at: Option<f64>,
+    /// `held`, `parked`, `expired` or `orphan`; absent when unmanaged.
+    pub lifecycle: Option<String>,
 }
 
 /// Converts an owner for JavaScript, with its liveness as seen now.
@@ -91,6 +93,7 @@ impl From<PeekResult> for BindingPeekResult {
             created_at: p.created_at,
             ports: p.ports.into_iter().collect(),
             expires_at: p.expires_at.map(|ms| ms as f64),
+            lifecycle: p.lifecycle.map(str::to_string),
         }
     }
 }

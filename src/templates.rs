@@ -1,4 +1,5 @@
-//! Template functions: templateExists, listTemplates, removeTemplate.
+//! Template functions: templateExists, listTemplates, removeTemplate, pruneTemplates,
+//! touchTemplate, imageId.
 
 use std::collections::HashMap;
 
@@ -40,6 +41,19 @@ pub struct BindingTemplate {
     pub size: f64,
     /// Caller labels of the image (outside `dev.berth.`).
     pub labels: HashMap<String, String>,
+    /// Last use (commit, or a create from it), milliseconds since the epoch.
+    pub last_used_ms: f64,
+}
+
+/// What `pruneTemplates` did, by template key.
+#[napi(object)]
+pub struct BindingTemplatePrune {
+    /// Removed.
+    pub removed: Vec<String>,
+    /// Stale but kept: a container uses it.
+    pub kept: Vec<String>,
+    /// Used within `unusedForMs`: left alone.
+    pub recent: Vec<String>,
 }
 
 fn engine_of(o: &Option<BindingTemplateOptions>) -> berth_core::Result<EngineOptions> {
@@ -51,6 +65,15 @@ fn engine_of(o: &Option<BindingTemplateOptions>) -> berth_core::Result<EngineOpt
         ),
         None => Ok(EngineOptions::default()),
     }
+}
+
+fn labels_of(o: Option<BindingTemplateOptions>) -> Vec<(String, String)> {
+    let mut labels: Vec<(String, String)> = o
+        .and_then(|o| o.labels)
+        .map(|l| l.into_iter().collect())
+        .unwrap_or_default();
+    labels.sort();
+    labels
 }
 
 /// Whether the template `berth-template:<key>` exists.
@@ -83,11 +106,7 @@ pub fn list_templates<'e>(
 ) -> napi::Result<PromiseRaw<'e, Vec<BindingTemplate>>> {
     let cancel = token_of(token);
     let engine = engine_of(&options);
-    let mut labels: Vec<(String, String)> = options
-        .and_then(|o| o.labels)
-        .map(|l| l.into_iter().collect())
-        .unwrap_or_default();
-    labels.sort();
+    let labels = labels_of(options);
     env.spawn_future(async move {
         let list = js(berth_core::list_templates(&js(engine)?, &labels, &cancel).await)?;
         Ok(list
@@ -99,6 +118,7 @@ pub fn list_templates<'e>(
                 created_ms: t.created as f64 * 1000.0,
                 size: t.size as f64,
                 labels: t.labels,
+                last_used_ms: t.last_used_ms as f64,
             })
             .collect())
     })
@@ -128,4 +148,73 @@ pub fn remove_template<'e>(
             .to_string(),
         )
     })
+}
+
+/// Removes every template (carrying `labels`) last used at least `unusedForMs` ago (`null`:
+/// any), by image id, unless a container uses it (never forced).
+///
+/// Engine API: `GET /images/json`, `GET /volumes?filters=`, `DELETE /images/{id}`,
+/// `DELETE /volumes/{name}`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`
+/// (`token`), `E_ENGINE`.
+#[napi(ts_return_type = "Promise<BindingTemplatePrune>")]
+pub fn prune_templates<'e>(
+    env: &'e Env,
+    unused_for_ms: Option<f64>,
+    options: Option<BindingTemplateOptions>,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'e, BindingTemplatePrune>> {
+    let cancel = token_of(token);
+    let engine = engine_of(&options);
+    let labels = labels_of(options);
+    let age = unused_for_ms
+        .map(|ms| {
+            berth_core::whole_number("unusedForMs", ms, 0, 9_007_199_254_740_991)
+                .map(|n| u64::try_from(n).unwrap_or(0))
+        })
+        .transpose();
+    env.spawn_future(async move {
+        let age = js(age)?;
+        let r = js(berth_core::prune_templates(&js(engine)?, &labels, age, &cancel).await)?;
+        Ok(BindingTemplatePrune {
+            removed: r.removed,
+            kept: r.kept,
+            recent: r.recent,
+        })
+    })
+}
+
+/// Records a use of the template `berth-template:<key>` now (at most once a minute).
+///
+/// Engine API: `GET /volumes?filters=`, `POST /volumes/create`, `DELETE /volumes/{name}`.
+/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED` (`token`), `E_ENGINE`.
+#[napi(ts_return_type = "Promise<void>")]
+pub fn touch_template<'e>(
+    env: &'e Env,
+    key: String,
+    options: Option<BindingTemplateOptions>,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'e, ()>> {
+    let cancel = token_of(token);
+    let engine = engine_of(&options);
+    env.spawn_future(
+        async move { js(berth_core::touch_template(&js(engine)?, &key, &cancel).await) },
+    )
+}
+
+/// The id of image `reference` on the engine, or null when it has none (nothing is pulled).
+///
+/// Engine API: `GET /images/{reference}/json`. Errors: `E_INVALID_ARGUMENT`,
+/// `E_ENGINE_UNAVAILABLE`, `E_ABORTED` (`token`), `E_ENGINE`.
+#[napi(ts_return_type = "Promise<string | null>")]
+pub fn image_id<'e>(
+    env: &'e Env,
+    reference: String,
+    options: Option<BindingTemplateOptions>,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'e, Option<String>>> {
+    let cancel = token_of(token);
+    let engine = engine_of(&options);
+    env.spawn_future(
+        async move { js(berth_core::image_id(&js(engine)?, &reference, &cancel).await) },
+    )
 }

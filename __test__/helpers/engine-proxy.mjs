@@ -52,7 +52,7 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
   /** @type {Set<{ destroy: () => void }>} */
   const hung = new Set();
   /** Upgraded (hijacked) connections, which the HTTP server no longer tracks. */
-  /** @type {Set<{ destroy: () => void }>} */
+  /** @type {Set<import("node:stream").Duplex>} */
   const upgraded = new Set();
   let seq = 0;
 
@@ -219,9 +219,21 @@ export async function startEngineProxy({ target = testSocketPath() } = {}) {
       drops.push({ match, times, mode, forwarded });
       return { forwarded: forwardedPromise };
     },
-    /** From now on every request and upgrade is accepted and never answered (a hung engine). */
-    hangAll() {
+    /**
+     * From now on every request and upgrade is accepted and never answered (a hung engine).
+     * `existing: true` also stops forwarding on the connections already upgraded (exec attach:
+     * the command channels), both ways; `recover()` then closes them.
+     * @param {{ existing?: boolean }} [options]
+     */
+    hangAll({ existing = false } = {}) {
       hangingAll = true;
+      if (existing) {
+        for (const s of upgraded) {
+          s.unpipe();
+          s.pause();
+          hung.add(s);
+        }
+      }
     },
     /** Answers again: ends the hung requests' connections and stops hanging new ones. */
     recover() {

@@ -10,7 +10,7 @@ export function collectLabel(value: string, previous: Record<string, string> = {
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
 
-const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** The shortest `--watch` interval, in milliseconds. */
 export const MIN_INTERVAL_MS = 100;
@@ -33,4 +33,21 @@ export function formatInterval(ms: number): string {
   if (ms % 60_000 === 0) return `${ms / 60_000}m`;
   if (ms >= 1000) return `${ms / 1000}s`;
   return `${ms}ms`;
+}
+
+/**
+ * An age such as `--unused-for` takes: `7d`, `12h`, `30m`, `45s`, `500ms`, or `0`. Returns
+ * milliseconds (a whole number). A bare number other than 0, a negative or fractional count of
+ * milliseconds, or more than 100 years is a usage error.
+ */
+export function parseAge(value: string): number {
+  const text = value.trim();
+  if (text === '0') return 0;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text);
+  if (!m) throw new InvalidArgumentError(`expected a duration such as 7d, 12h, 30m, 45s or 500ms, got '${value}'`);
+  const ms = Number(m[1]) * UNITS_MS[m[2]!]!;
+  if (!Number.isSafeInteger(ms) || ms > 100 * 365 * UNITS_MS.d!) {
+    throw new InvalidArgumentError(`expected a whole number of milliseconds up to 100 years, got '${value}'`);
+  }
+  return ms;
 }

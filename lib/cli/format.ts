@@ -17,16 +17,26 @@ export function age(at: string | number, now = Date.now()): string {
   return `${Math.floor(s / 86400)}d ago`;
 }
 
-/** A future time relative to `now`: `"in 3m"`, or `"expired"` once past. */
-export function until(at: string, now = Date.now()): string {
-  const t = Date.parse(at);
-  if (Number.isNaN(t)) return at;
+/**
+ * A future time relative to `now`: `"in 3m"`, or `"expired"` once past.
+ * @param at Milliseconds since the epoch (as the API's `expiresAt`) or an RFC 3339 time.
+ */
+export function until(at: string | number, now = Date.now()): string {
+  const t = typeof at === 'number' ? at : Date.parse(at);
+  if (Number.isNaN(t)) return String(at);
   const s = Math.floor((t - now) / 1000);
-  if (s <= 0) return 'expired';
+  if (t <= now) return 'expired';
   if (s < 60) return `in ${s}s`;
   if (s < 3600) return `in ${Math.floor(s / 60)}m`;
   if (s < 48 * 3600) return `in ${Math.floor(s / 3600)}h`;
   return `in ${Math.floor(s / 86400)}d`;
+}
+
+/** `in 42m`, `expired` (red) or `-` (never expires): the EXPIRES column, and `peek`'s `expires` line. */
+export function expiry(c: Colours, at: number | null, now = Date.now()): string {
+  if (at === null) return '-';
+  const words = until(at, now);
+  return words === 'expired' ? c.red(words) : words;
 }
 
 /** Bytes as `"512 B"`, `"1.4 MB"` (decimal units, as `docker images`). */
@@ -52,8 +62,11 @@ export function liveness(c: Colours, l: Liveness): string {
   return l === 'alive' ? c.green(l) : l === 'dead' ? c.red(l) : c.yellow(l);
 }
 
-/** A container state, coloured by what it means for the session. */
-export function state(c: Colours, s: SessionState): string {
+/**
+ * A state word, coloured by what it means for the session: the listing's word whatever it is
+ * (a state added later, such as `parked`, is shown as given, in yellow).
+ */
+export function state(c: Colours, s: SessionState | string): string {
   if (s === 'running') return c.green(s);
   if (s === 'exited' || s === 'dead' || s === 'removing') return c.red(s);
   return c.yellow(s);

@@ -10,6 +10,8 @@ const REASONS: Record<string, string> = {
   'owner-alive': 'owner alive',
   'owner-unknown': 'owner unknown (another host, or unreadable)',
   held: 'a live or unknown process holds it',
+  parked: 'owner gone, kept until its lifetime ends',
+  expired: 'past its lifetime',
   'remove-failed': 'removal failed (the next run retries)',
 };
 

@@ -49,14 +49,20 @@ export function holdersSummary(c: Colours, holders: Holder[]): string {
   return `${holders.length} (${parts.map((l) => `${counts[l]} ${liveness(c, l)}`).join(', ')})`;
 }
 
-/** `expiresAt` when the API reports one (session lifetimes), else null. */
-export function expiresAt(s: object): string | null {
+/** `expiresAt` (ms since the epoch) when the API reports one (session lifetimes), else null. */
+export function expiresAt(s: object): number | null {
   const v = (s as { expiresAt?: unknown }).expiresAt;
-  return typeof v === 'string' ? v : null;
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/** Whether the session is past its `expiresAt` at `now` (the reaper removes it; a listing never does). */
+export function isExpired(s: object, now = Date.now()): boolean {
+  const at = expiresAt(s);
+  return at !== null && at <= now;
 }
 
 /** A session listing as the `--json` documents of `ls` and `peek` carry it (stable field names). */
-export function sessionJson(s: SessionListing): Record<string, unknown> {
+export function sessionJson(s: SessionListing, now = Date.now()): Record<string, unknown> {
   return {
     sessionId: s.sessionId,
     name: s.name,
@@ -73,5 +79,7 @@ export function sessionJson(s: SessionListing): Record<string, unknown> {
     holders: s.holders,
     ports: s.ports,
     expiresAt: expiresAt(s),
+    lifecycle: s.lifecycle,
+    expired: isExpired(s, now),
   };
 }

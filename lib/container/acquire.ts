@@ -60,7 +60,7 @@ export async function acquire(spec: AcquireSpec, abortSignal?: AbortSignal): Pro
     }
     try {
       // The old module's per-handle rule: a handle removes only what it created itself.
-      if (exists.details.managed) return await resumeWith({ sessionId: sandboxId, prefix, ...where }, true);
+      if (exists.details.managed) return await resumeWith({ sessionId: sandboxId, prefix, ...where }, 'per-handle');
       return await adoptUnlabelled({ sessionId: sandboxId, prefix, image, ...where });
     } catch (error) {
       const gone = SessionNotFoundError.isInstance(error) && attempt < ACQUIRE_ATTEMPTS;

@@ -7,6 +7,7 @@ import { ExecTimeoutError } from './exec-timeout-error';
 import { ForeignContainerError } from './foreign-container-error';
 import { ImageNotFoundError } from './image-not-found-error';
 import { InvalidArgumentError } from './invalid-argument-error';
+import { NoSpaceError } from './no-space-error';
 import { PermissionDeniedError } from './permission-denied-error';
 import { FileTooLargeError } from './file-too-large-error';
 import { SessionBusyError } from './session-busy-error';
@@ -47,6 +48,7 @@ const CLASSES: Record<ErrorCode, Subclass> = {
   E_ABORTED: AbortedError,
   E_PERMISSION_DENIED: PermissionDeniedError,
   E_FILE_TOO_LARGE: FileTooLargeError,
+  E_NO_SPACE: NoSpaceError,
   E_ENGINE: EngineError,
 };
 

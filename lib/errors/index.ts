@@ -10,6 +10,7 @@ export { fromNative, fromPayload, NATIVE_ERROR_MARKER, type NativeErrorPayload }
 export { ImageNotFoundError, type ImageNotFoundDetails } from './image-not-found-error';
 export { InvalidArgumentError, type InvalidArgumentDetails } from './invalid-argument-error';
 export { PermissionDeniedError, type PermissionDeniedDetails } from './permission-denied-error';
+export { NoSpaceError, type NoSpaceDetails } from './no-space-error';
 export { SessionBusyError, type SessionBusyDetails } from './session-busy-error';
 export { SessionExistsError, type SessionExistsDetails } from './session-exists-error';
 export { SessionIncompleteError, type SessionIncompleteDetails } from './session-incomplete-error';

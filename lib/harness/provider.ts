@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { HarnessV1NetworkSandboxSession, HarnessV1SandboxProvider } from '@ai-sdk/harness';
 import { createSession } from '../create-session';
-import { resumeSession } from '../resume-session';
+import { resumeWith } from '../resume-session';
 import type { Session } from '../session';
 import { CREATE_SPEC_KEYS, ENGINE_OPTION_KEYS, MAX_REMOVE_AFTER_STOP_MS, type CreateSpec, type EngineOptions } from '../types';
 import { expectOptionalNumber, expectOptions, expectString, optionKeys } from '../validate';
@@ -100,22 +100,27 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  *   `E_SESSION_EXISTS`: nothing is adopted. `onFirstCreate` runs on the `restricted()` view;
  *   if it throws, the container this call created is removed (by id) and the original error
  *   is rethrown (a failed removal is attached as its `cause`... never in its place).
- * - `resumeSession({ sessionId })` is berth's resume with `takeOver: true`: when the creating
- *   process is dead the duty to remove passes to this process, so the framework's
- *   `destroy()` after a cross-process resume removes the container; while the owner lives
- *   (or cannot be checked) the session is adopted and `stop()`/`destroy()` touch nothing.
+ * - `resumeSession({ sessionId })` is a handover: the duty to remove moves to this process
+ *   whether the previous holder lives or not (`HarnessAgent` resumes only from a payload that
+ *   `detach()` or `stop()` returned), so `destroy()` of the resumed session removes the
+ *   container, and the previous process's handles act as adopted from then on. The lifetime
+ *   (`timeoutMs`) is renewed from the resume. Of two resumes of one payload at once exactly
+ *   one gets the session; the other rejects `E_SESSION_BUSY` (`reason: 'taken-over'`).
+ *   See README "Parked sessions and handover".
  * - `identity` (with `onFirstCreate`): the first create for an identity builds a local template
- *   image `berth-template:<key>` (key: the identity and this provider's spec, hashed): one
+ *   image `berth-template:<key>` (key: the identity, the image id and the spec fields that
+ *   change the filesystem, hashed; never the labels, so runs under other labels share it): one
  *   process, under a cross-process lock (a builder container's name), runs `onFirstCreate`
  *   in a builder container and commits it; every create for that identity (the first one
  *   too) then starts from the template and skips `onFirstCreate` and `setupCommands`. Other
- *   processes wait for a build in progress. See `listTemplates` / `pruneTemplates`.
+ *   processes wait for a build in progress. See `listTemplates` / `pruneTemplates({ unusedForMs })`.
  *
  * - Every session is created with `removeAfterStopMs` (default 10 minutes): a stopped sandbox
  *   stays resumable that long, then this process (or any `reapOrphans`) removes it. That is
  *   what cleans up after a failed `HarnessAgent` start, which only ever calls `stop()`.
  * - Every session is created with `timeoutMs` (default 1 hour): a running sandbox nobody
- *   removed is removed then, whoever holds it (README "Lifetimes").
+ *   removed is removed then, whoever holds it (README "Lifetimes"). A detached conversation
+ *   whose process exited is parked until then: reap and `berth reap --watch` keep it.
  * - The container environment has `IS_SANDBOX=1` (an explicit `env.IS_SANDBOX` wins): the
  *   Claude Code CLI refuses its permission-bypass mode as root without it.
  * - A same-process `resumeSession` (the framework's `detach()` then `resumeFrom`) shares this
@@ -201,16 +206,22 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
       }
     },
     resumeSession: async ({ sessionId, abortSignal }: ResumeOptions): Promise<HarnessV1NetworkSandboxSession> => {
-      const session = await resumeSession({
-        sessionId,
-        takeOver: true,
-        ...(spec.prefix === undefined ? {} : { prefix: spec.prefix }),
-        ...where,
-        ...(abortSignal ? { abortSignal } : {}),
-      });
+      const session = await resumeWith(
+        {
+          sessionId,
+          ...(spec.prefix === undefined ? {} : { prefix: spec.prefix }),
+          ...where,
+          ...(abortSignal ? { abortSignal } : {}),
+        },
+        'handover',
+      );
       try {
+        // The lifetime counts again from the resume (as e2b's `connect`).
+        if (timeoutMs !== undefined) await session.setTimeout(timeoutMs, abortSignal ? { abortSignal } : {});
         return await wrap(session, spec.ports ?? [], false, abortSignal, caps);
       } catch (error) {
+        // The duty came with the handover: a failed resume leaves the session parked (its
+        // lifetime governs it), it removes nothing.
         if (session.ownership === 'adopted') await session.release().catch(() => {});
         throw error;
       }

@@ -232,8 +232,9 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
 
   /**
    * Removes the container (by id, with its anonymous volumes) when this handle owns it:
-   * created here, or inherited after a cross-process resume found its owner dead. An adopted
-   * handle touches nothing and drops its own holder record. Idempotent.
+   * created here, or taken over by the provider's `resumeSession` (a handover). A handle whose
+   * duty another process's resume took since, and an adopted one, touch nothing (an adopted
+   * one drops its own holder record). Idempotent.
    */
   readonly destroy = async (): Promise<void> => {
     if (this.#session.ownership === 'adopted') {

@@ -7,11 +7,12 @@ import { SessionExistsError } from '../errors/session-exists-error';
 import { peek } from '../peek';
 import { resumeSession } from '../resume-session';
 import type { Session } from '../session';
-import { TEMPLATE_REPO, templateExists } from '../templates';
+import { ensureImage } from '../ensure-image';
+import { imageId, TEMPLATE_REPO, templateExists, touchTemplate } from '../templates';
 import type { CreateSpec, EngineOptions } from '../types';
 
-/** Bump when the key's inputs change: old templates are then simply not found. */
-const TEMPLATE_KEY_VERSION = 1;
+/** Bump when the key's inputs change: old templates are then simply not found (and pruned by age). */
+const TEMPLATE_KEY_VERSION = 2;
 /** How long a create waits for another process building the same template, in milliseconds. */
 export const TEMPLATE_WAIT_TIMEOUT_MS = 10 * 60_000;
 const TEMPLATE_POLL_MS = 250;
@@ -20,12 +21,26 @@ const TEMPLATE_POLL_MS = 250;
 export type ProviderSpec = Omit<CreateSpec, 'sessionId'>;
 
 /**
- * The template key of `identity` for sessions made from `spec`: SHA-256 over the identity and
- * the whole spec (env values hashed, never stored), 40 hex characters. Two providers with
- * different images, env, mounts or labels never share a template.
+ * The spec fields that change what a build leaves in the image's filesystem, and so the only
+ * ones in the key (besides the identity and the image id). Not in it: `labels`, `prefix`, `env`
+ * (the builder runs without it), ports, network, limits, security options and mount sources
+ * (a mount's content is never committed; its mount point is).
  */
-export function templateKey(identity: string, spec: ProviderSpec): string {
-  return createHash('sha256').update(canonical([TEMPLATE_KEY_VERSION, identity, spec])).digest('hex').slice(0, 40);
+const FILESYSTEM_FIELDS = ['user', 'workDir', 'setupCommands', 'readOnlyRootFilesystem', 'writablePaths'] as const;
+
+/**
+ * The template key of `identity` for sessions made from `spec`: SHA-256 (40 hex characters) over
+ * what makes two templates differ: the identity (the harness's bootstrap hash), the image id the
+ * spec's image resolves to now (`imageId`; a retagged image builds a new template), the spec's
+ * filesystem fields ({@link FILESYSTEM_FIELDS}: user, working directory, setup commands,
+ * read-only root and its writable paths) and the mount points. Never the caller's labels, env,
+ * prefix or limits: two runs under different labels share one template.
+ */
+export function templateKey(identity: string, spec: ProviderSpec, imageId: string): string {
+  const fields: Record<string, unknown> = {};
+  for (const f of FILESYSTEM_FIELDS) fields[f] = spec[f];
+  fields.mountPoints = (spec.mounts ?? []).map((m) => m.target).sort();
+  return createHash('sha256').update(canonical([TEMPLATE_KEY_VERSION, identity, imageId, fields])).digest('hex').slice(0, 40);
 }
 
 function canonical(value: unknown): string {
@@ -75,11 +90,17 @@ export async function createFromTemplate(input: {
 }): Promise<Session> {
   const { identity, sessionId, spec, where, abortSignal, firstCreate, removeAfterStopMs, timeoutMs } = input;
   const timeout = timeoutMs === undefined ? {} : { timeoutMs };
-  const key = templateKey(identity, spec);
+  const bound0 = abortSignal ? { abortSignal } : {};
+  // The image first (a pull when missing, as a create does), so that its id keys the template.
+  await ensureImage(spec.image, { ...where, ...bound0 });
+  const id = await imageId(spec.image, { ...where, ...bound0 });
+  const key = templateKey(identity, spec, id ?? spec.image);
   const signal = { ...(abortSignal ? { abortSignal } : {}), ...(removeAfterStopMs === undefined ? {} : { removeAfterStopMs }) };
   const bound = abortSignal ? { abortSignal } : {};
   for (;;) {
     if (await templateExists(key, { ...where, ...bound })) {
+      // Its last use, which pruneTemplates({ unusedForMs }) reads.
+      await touchTemplate(key, { ...where, ...bound });
       try {
         const { setupCommands: _skipped, ...rest } = spec;
         return await createSession({ ...rest, ...where, ...signal, ...timeout, image: `${TEMPLATE_REPO}:${key}`, sessionId });

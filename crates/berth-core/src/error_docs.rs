@@ -60,7 +60,14 @@ const ENTRY_POINTS: &[(&str, &str, &[&str])] = &[
     (
         "lifecycle/templates.rs",
         include_str!("lifecycle/templates.rs"),
-        &["template_exists", "list_templates", "remove_template"],
+        &[
+            "template_exists",
+            "list_templates",
+            "remove_template",
+            "prune_templates",
+            "touch_template",
+            "image_id",
+        ],
     ),
     (
         "engine/info.rs",

@@ -53,7 +53,9 @@ pub use lifecycle::peek::peek;
 pub use lifecycle::reap::reap_orphans;
 pub use lifecycle::recreate::recreate_session;
 pub use lifecycle::resume::resume_session;
-pub use lifecycle::templates::{list_templates, remove_template, template_exists};
+pub use lifecycle::templates::{
+    image_id, list_templates, prune_templates, remove_template, template_exists, touch_template,
+};
 pub use lifecycle::verify::verify_session;
 
 // The session handle and what its methods take and return.
@@ -78,7 +80,7 @@ pub use lifecycle::peek::PeekResult;
 pub use lifecycle::reap::{ReapEntry, ReapReport, SettledReplacement};
 pub use lifecycle::recreate::RecreateSpec;
 pub use lifecycle::resume::ResumeSpec;
-pub use lifecycle::templates::{Removal as TemplateRemoval, Template};
+pub use lifecycle::templates::{Prune as TemplatePrune, Removal as TemplateRemoval, Template};
 pub use lifecycle::verify::VerifySpec;
 pub use model::drift::{DriftSpec, OnDrift, ResumeFields};
 pub use model::findings::{Finding, Kind as FindingKind};

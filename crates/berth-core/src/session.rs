@@ -254,6 +254,29 @@ impl Session {
         matches!(self.ownership, Ownership::Created | Ownership::Inherited)
     }
 
+    /// Whether this owning handle still holds the duty to remove: nobody handed it over to
+    /// another process since (`docs/design.md#parked-sessions-and-handover`). The duty moved
+    /// when the records' highest duty generation is another process's; then this handle
+    /// acts as adopted, and this process forgets the duty. `GET /volumes?filters=...`.
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
+    async fn still_owns(&self, engine: &Engine) -> Result<bool> {
+        if !self.owns() {
+            return Ok(false);
+        }
+        let Some(me) = crate::model::identity::current() else {
+            return Ok(true);
+        };
+        let recs = crate::ownership::records::of_container(engine, &self.id).await?;
+        let moved = match crate::ownership::holders::duty(self.owner.as_ref(), &recs.holds) {
+            crate::ownership::holders::Duty::Generation(r) => !r.is_of(me),
+            crate::ownership::holders::Duty::Creator(_) => false,
+        };
+        if moved {
+            process_duty::forget(&self.id);
+        }
+        Ok(!moved)
+    }
+
     /// `E_SESSION_NOT_FOUND` for this session (its container is gone).
     fn not_found(&self) -> Error {
         Error::SessionNotFound {
@@ -270,23 +293,30 @@ impl Session {
             return Err(self.not_found());
         }
         if !self.owns() {
-            return Err(Error::SessionBusy {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-                id: self.id.clone(),
-                reason: "not-owner".into(),
-                owner: self
-                    .owner
-                    .as_ref()
-                    .map(Owner::to_json)
-                    .unwrap_or(serde_json::Value::Null),
-            });
+            return Err(self.not_owner());
         }
         Ok(())
     }
 
+    /// `E_SESSION_BUSY` (`reason: 'not-owner'`) for this handle.
+    fn not_owner(&self) -> Error {
+        Error::SessionBusy {
+            session_id: self.session_id.clone(),
+            name: self.name.clone(),
+            id: self.id.clone(),
+            reason: "not-owner".into(),
+            owner: self
+                .owner
+                .as_ref()
+                .map(Owner::to_json)
+                .unwrap_or(serde_json::Value::Null),
+        }
+    }
+
     /// Removes the container by id when this handle owns it (or `force`).
     ///
+    /// An owning handle first reads the session's records (`GET /volumes?filters=...`): when
+    /// another process took the duty over by a handover since, it acts as adopted (`not-owner`).
     /// `DELETE /containers/{id}?force=true&v=true`, then its records. Concurrent calls, through
     /// this handle or any other handle of this process sharing its duty, wait for each other:
     /// one engine call; later calls resolve `already-removed` without one.
@@ -295,6 +325,10 @@ impl Session {
     /// call at all, `not-owner` (see [`Session::release`] to drop this handle's hold).
     /// `cancel` aborts it (`E_ABORTED`, at once, whatever the engine does); the duty is then
     /// kept, as after any failure.
+    /// Before the `DELETE` the handle's running commands are given up (a spawned process's
+    /// `wait()` settles with `E_ENGINE`, see `exec::channel::CommandChannels`); after
+    /// it the handle's file channel and command channels are closed, so no engine connection
+    /// of this handle outlives the removal.
     /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the duty is kept; retry).
     pub async fn remove(&self, force: bool, cancel: &CancellationToken) -> Result<RemoveOutcome> {
         let engine = self.engine.within(cancel, "remove");
@@ -309,14 +343,22 @@ impl Session {
                 reason: Some("already-removed"),
             });
         }
-        if !self.owns() && !force {
+        if !force && !self.still_owns(engine).await? {
             return Ok(RemoveOutcome {
                 removed: false,
                 reason: Some("not-owner"),
             });
         }
+        // Its commands are given up first: an engine exec whose output nobody reads would
+        // otherwise hold the engine's removal for a reader.
+        self.commands.removing();
         let outcome = crate::ownership::removal::remove_by_id(engine, &self.id).await?;
         state.mark_done();
+        // A removed session holds nothing: its file channel's and command channels' engine
+        // connections close here (not when the handle is collected), and its spawned
+        // processes' `wait()` settles even with unread output.
+        self.channel.close().await;
+        self.commands.removed();
         process_duty::forget(&self.id);
         Ok(match outcome {
             Removal::Removed => RemoveOutcome {
@@ -370,7 +412,9 @@ impl Session {
         })
     }
 
-    /// Stops the container by id when this handle owns it (or `force`).
+    /// Stops the container by id when this handle owns it (or `force`); an owning handle
+    /// whose duty another process took over by a handover acts as adopted (one
+    /// `GET /volumes?filters=...` first, as [`Session::remove`]).
     ///
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
     /// no engine call, `not-owner`. An owner's stop of a session created with
@@ -402,7 +446,7 @@ impl Session {
                 reason: Some("already-removed"),
             });
         }
-        if !self.owns() && !force {
+        if !force && !self.still_owns(engine).await? {
             return Ok(StopOutcome {
                 stopped: false,
                 reason: Some("not-owner"),
@@ -690,7 +734,7 @@ impl Session {
             Outcome::IsDir => {
                 return Err(Error::invalid("path", format!("`{norm}` is a directory")))
             }
-            Outcome::Fallback => {}
+            Outcome::Fallback | Outcome::NoSpace => {}
         }
         match self.open_within(engine, path, Some(max_bytes)).await? {
             Some(mut r) => r.read_to_end().await.map(Some),
@@ -702,10 +746,11 @@ impl Session {
     /// Files up to 16 KiB given as bytes go through the session's channel
     /// ([`crate::files::channel`], as the container's user, also atomic) when the image can
     /// run it and the user may write there and owns an existing file; anything else through
-    /// [`files::write`].
+    /// [`files::write`]. Every path checks what it wrote before the rename
+    /// ([`files::no_space`]).
     /// Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory at `path`, a parent that
-    /// is a file), `E_PERMISSION_DENIED`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
-    /// `E_ENGINE_UNAVAILABLE`.
+    /// is a file), `E_PERMISSION_DENIED`, `E_NO_SPACE` (a full filesystem: the old file is
+    /// intact), `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn write_file(
         &self,
         path: &str,
@@ -744,6 +789,13 @@ impl Session {
                 Outcome::Done(()) => return Ok(()),
                 Outcome::IsDir => {
                     return Err(Error::invalid("path", format!("`{norm}` is a directory")))
+                }
+                Outcome::NoSpace => {
+                    return Err(Error::NoSpace {
+                        path: norm,
+                        bytes: bytes.len() as u64,
+                        message: "the temporary file came out short of the size sent".into(),
+                    })
                 }
                 Outcome::Fallback => {}
             }

@@ -3,7 +3,7 @@ import { DEFAULT_PREFIX, type Holder, type SessionListing } from '../../index';
 import type { Colours } from '../colour';
 import { contextOf } from '../context';
 import { lookUp, notFound } from '../look-up';
-import { age, liveness, ports, state, until, yesNo } from '../format';
+import { age, expiry, liveness, ports, state, yesNo } from '../format';
 import { withProgress } from '../progress';
 import { dutyHolder, expiresAt, processWord, sessionJson } from '../session-view';
 import { renderPairs } from '../table';
@@ -12,21 +12,22 @@ import { renderPairs } from '../table';
 export function registerPeek(program: Command): void {
   program
     .command('peek')
-    .description('show one session: container, state, readiness, owner, holders, ports (changes nothing)')
-    .argument('<sessionId>', 'the session id')
+    .description('show one session: container, state, readiness, owner, holders, ports, expiry (changes nothing)')
+    .argument('<session>', 'the session id, or its container name (the NAME column of ls)')
     .option('--prefix <prefix>', 'the name prefix the session was created with', DEFAULT_PREFIX)
     .action(async (sessionId: string, options: { prefix: string }, command: Command) => {
       const ctx = contextOf(command);
-      const s = await withProgress(ctx, `looking at ${sessionId}`, () => lookUp(sessionId, options.prefix, ctx.engine));
-      if (!s) throw notFound(sessionId, options.prefix);
-      if (ctx.json) return ctx.out.json({ session: sessionJson(s) });
-      ctx.out.line(renderPairs(pairsOf(ctx.out.c, s), { bold: ctx.out.c.bold }));
+      const found = await withProgress(ctx, `looking at ${sessionId}`, () => lookUp(sessionId, options.prefix, ctx.engine));
+      if (!found) throw notFound(sessionId, options.prefix);
+      const now = Date.now();
+      if (ctx.json) return ctx.out.json({ session: sessionJson(found.session, now) });
+      ctx.out.line(renderPairs(pairsOf(ctx.out.c, found.session, now), { bold: ctx.out.c.bold }));
     });
 }
 
-function pairsOf(c: Colours, s: SessionListing): [string, string][] {
+function pairsOf(c: Colours, s: SessionListing, now: number): [string, string][] {
   const duty = dutyHolder(s);
-  const expiry = expiresAt(s);
+  const at = expiresAt(s);
   const pairs: [string, string][] = [
     ['session', s.sessionId ?? c.magenta('(not managed by berth)')],
     ['name', s.name],
@@ -34,15 +35,17 @@ function pairsOf(c: Colours, s: SessionListing): [string, string][] {
     ['managed', yesNo(s.managed)],
     ['state', s.rawState === s.state ? state(c, s.state) : `${state(c, s.state)} (engine: ${s.rawState})`],
     ['ready', s.managed ? yesNo(s.ready) : '-'],
+    ['lifecycle', s.lifecycle ?? '-'],
     ['image', s.image],
-    ['created', `${s.createdAt} (${age(s.createdAt)})`],
+    ['created', `${s.createdAt} (${age(s.createdAt, now)})`],
   ];
   if (s.owner) {
     pairs.push(['creator', `pid ${processWord(c, s.owner)}, host ${s.owner.hostId.slice(0, 12)}, started at tick ${s.owner.startTime}`]);
   }
   if (duty) pairs.push(['duty', `${duty.role} pid ${processWord(c, duty)} (generation ${s.dutyGeneration})`]);
   pairs.push(['ports', ports(s.ports)]);
-  pairs.push(['expires', expiry ? `${expiry} (${until(expiry)})` : '-']);
+  // `expires  in 42m (2026-…Z)`, `expires  expired (2026-…Z)`, `expires  -` (never).
+  pairs.push(['expires', at === null ? '-' : `${expiry(c, at, now)} (${new Date(at).toISOString()})`]);
   if (s.managed) {
     pairs.push(['holders', s.holders.length ? holderLine(c, s.holders[0]!) : '-']);
     for (const h of s.holders.slice(1)) pairs.push(['', holderLine(c, h)]);

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { BerthError, DEFAULT_PREFIX, resumeSession, type EngineOptions, type SessionListing } from '../../index';
+import { BerthError, DEFAULT_PREFIX, resumeSession, type EngineOptions } from '../../index';
 import { contextOf } from '../context';
 import { ReportedFailure } from '../exit-codes';
 import { shortId } from '../format';
 import { withProgress } from '../progress';
 import { dutyHolder, protectors } from '../session-view';
-import { lookUp } from '../look-up';
+import { lookUp, type Found } from '../look-up';
 
 /** What `rm` did with one session (`--json`: `{ "results": [RmResult, ...] }`). */
 export interface RmResult {
@@ -25,14 +25,14 @@ interface RmOptions {
   force?: boolean;
 }
 
-/** `berth rm <sessionId>...`: removes sessions by container id through the public API. */
+/** `berth rm <session>...`: removes sessions (by session id or container name) by container id through the public API. */
 export function registerRm(program: Command): void {
   program
     .command('rm')
     .description(
       'remove sessions by container id; refuses one whose owner or a holder is alive or unknown unless --force, and never removes a container berth does not manage',
     )
-    .argument('<sessionId...>', 'session ids')
+    .argument('<session...>', 'session ids, or container names (the NAME column of ls)')
     .option('--prefix <prefix>', 'the name prefix the sessions were created with', DEFAULT_PREFIX)
     .option('-f, --force', 'remove even when the owner or a holder is alive or unknown')
     .action(async (ids: string[], options: RmOptions, command: Command) => {
@@ -52,18 +52,23 @@ export function registerRm(program: Command): void {
     });
 }
 
-/** Looks the session up, checks who protects it, then takes it over (or adopts it with `force`) and removes it by id. */
-async function removeOne(sessionId: string, { prefix, force = false }: RmOptions, engine: EngineOptions): Promise<RmResult> {
-  const base = { sessionId, name: null, id: null };
-  let s: SessionListing | null;
+/**
+ * Looks the session up (by session id, else container name), checks who protects it, then
+ * takes it over (or adopts it with `force`) and removes it by id. `sessionId` in the result is
+ * the argument as given.
+ */
+async function removeOne(arg: string, { prefix: given, force = false }: RmOptions, engine: EngineOptions): Promise<RmResult> {
+  const base = { sessionId: arg, name: null, id: null };
+  let found: Found | null;
   try {
-    s = await lookUp(sessionId, prefix, engine);
+    found = await lookUp(arg, given, engine);
   } catch (error) {
     if (BerthError.isInstance(error) && error.code !== 'E_ENGINE_UNAVAILABLE') return failed(base, error);
     throw error;
   }
-  if (!s) return { ...base, outcome: 'absent', reason: 'no container holds its name', code: 'E_SESSION_NOT_FOUND' };
-  const at = { sessionId, name: s.name, id: s.id };
+  if (!found) return { ...base, outcome: 'absent', reason: 'no container holds its name', code: 'E_SESSION_NOT_FOUND' };
+  const { session: s, sessionId, prefix } = found;
+  const at = { sessionId: arg, name: s.name, id: s.id };
   if (!s.managed) {
     return { ...at, outcome: 'refused', reason: 'the container under its name is not managed by berth; berth never removes it', code: 'E_FOREIGN_CONTAINER' };
   }
@@ -85,6 +90,10 @@ async function removeOne(sessionId: string, { prefix, force = false }: RmOptions
       : `${duty?.role ?? 'owner'} pid ${duty?.pid ?? '?'} is dead, no live holder; duty taken over`;
     return { ...at, outcome: 'removed', reason: why, code: null };
   } catch (error) {
+    if (BerthError.isInstance(error) && error.code === 'E_SESSION_NOT_FOUND' && (error.details as { reason?: unknown })?.reason === 'expired') {
+      // Past its lifetime: the resume itself removed it (by id), as any berth process does.
+      return { ...at, outcome: 'removed', reason: 'expired: removed by id', code: null };
+    }
     if (BerthError.isInstance(error) && error.code === 'E_SESSION_INCOMPLETE') {
       return { ...at, outcome: 'failed', reason: `${error.message} (\`berth reap\` removes it)`, code: error.code };
     }

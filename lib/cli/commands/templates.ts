@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { listTemplates, pruneTemplates, removeTemplate, TEMPLATE_REPO } from '../../index';
-import { collectLabel } from '../arguments';
+import { collectLabel, parseAge } from '../arguments';
 import { contextOf } from '../context';
 import { ReportedFailure } from '../exit-codes';
 import { age, bytes, labelList, shortId } from '../format';
@@ -24,8 +24,16 @@ export function registerTemplates(program: Command): void {
       if (ctx.json) return ctx.out.json({ templates: list });
       const { c } = ctx.out;
       if (list.length === 0) return ctx.out.line(c.dim('no templates'));
-      const rows = list.map((t) => [t.key, shortId(t.id), age(t.createdMs), bytes(t.size), labelList(t.labels)]);
-      const columns = [{ head: 'KEY', shrink: 2 }, { head: 'IMAGE ID' }, { head: 'CREATED' }, { head: 'SIZE' }, { head: 'LABELS', shrink: 3 }];
+      const now = Date.now();
+      const rows = list.map((t) => [t.key, shortId(t.id), age(t.createdMs, now), age(t.lastUsedMs, now), bytes(t.size), labelList(t.labels)]);
+      const columns = [
+        { head: 'KEY', shrink: 2 },
+        { head: 'IMAGE ID' },
+        { head: 'CREATED' },
+        { head: 'LAST USED' },
+        { head: 'SIZE' },
+        { head: 'LABELS', shrink: 3 },
+      ];
       ctx.out.line(renderTable(columns, rows, { maxWidth: ctx.columns, bold: c.bold }));
     });
 
@@ -45,14 +53,16 @@ export function registerTemplates(program: Command): void {
 
   templates
     .command('prune')
-    .description('remove every template image no container uses')
+    .description('remove every template image no container uses (with --unused-for, only those unused that long)')
     .option('--label <key=value>', 'only templates carrying this label (repeatable)', collectLabel)
-    .action(async (options: { label?: Record<string, string> }, command: Command) => {
+    .option('--unused-for <age>', 'only templates last used at least this long ago: 7d, 12h, 30m, 45s, 500ms', parseAge)
+    .action(async (options: { label?: Record<string, string>; unusedFor?: number }, command: Command) => {
       const ctx = contextOf(command);
-      const r = await withProgress(ctx, 'pruning templates', () => pruneTemplates({ ...ctx.engine, labels: options.label }));
+      const age = options.unusedFor === undefined ? {} : { unusedForMs: options.unusedFor };
+      const r = await withProgress(ctx, 'pruning templates', () => pruneTemplates({ ...ctx.engine, labels: options.label, ...age }));
       if (ctx.json) return ctx.out.json(r);
       for (const key of r.removed) ctx.out.line(`${TEMPLATE_REPO}:${key}: ${ctx.out.c.green('removed')}`);
       for (const key of r.kept) ctx.out.line(`${TEMPLATE_REPO}:${key}: kept (a container uses it)`);
-      ctx.out.line(`${r.removed.length} removed, ${r.kept.length} kept`);
+      ctx.out.line(`${r.removed.length} removed, ${r.kept.length} kept, ${r.recent.length} used recently`);
     });
 }

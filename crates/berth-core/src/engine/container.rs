@@ -215,8 +215,9 @@ pub(crate) struct Facts {
     pub image: String,
     /// The resolved id (`sha256:...`) of the image the container runs.
     pub image_id: String,
-    /// The container's labels outside berth's namespace (the caller's).
-    pub caller_labels: std::collections::HashMap<String, String>,
+    /// The labels its records carry: the caller's, its session id and prefix (see
+    /// [`labels::record_labels`]).
+    pub record_labels: std::collections::HashMap<String, String>,
     /// Creation time as the engine reports it (RFC 3339).
     pub created_at: String,
     /// `State.FinishedAt` as the engine reports it (RFC 3339; the zero time or empty when it
@@ -267,7 +268,7 @@ impl Facts {
             raw_state,
             image: config.and_then(|c| c.image.clone()).unwrap_or_default(),
             image_id: c.image.clone().unwrap_or_default(),
-            caller_labels: labels::caller_labels(label_map),
+            record_labels: labels::record_labels(label_map),
             created_at: c.created.clone().unwrap_or_default(),
             finished_at: c
                 .state

@@ -8,15 +8,35 @@
 //! [`crate::model::labels::encode`]), so they carry their own session id, owner and digests, never
 //! the template's.
 //!
-//! Engine calls: `POST /commit`, `GET /images/{ref}/json`. Listing and removing templates are
+//! A template records when it was last used in a **use record**: an empty volume
+//! `berth-template-used-<key>-<ms>` labelled [`USED_KEY`]` = <key>` and [`USED_AT`]` = <ms since
+//! the epoch>` (an image's labels cannot change, and a volume is an engine object every client
+//! sees, written without any image rewrite). A commit writes one, so does every create from the
+//! template ([`record_use`]), at most one a minute per template; older records of the key are
+//! then deleted, so a template has one record (a few while creates race). The newest record is
+//! its last use. These volumes carry no `dev.berth.record` label: they belong to no container,
+//! and the reaper never takes them for a removed container's records.
+//!
+//! Engine calls: `POST /commit`, `GET /images/{ref}/json`, `GET /volumes?filters=...`,
+//! `POST /volumes/create`, `DELETE /volumes/{name}`. Listing and removing templates are
 //! entry points: `lifecycle::templates`.
 
-use bollard::models::ContainerConfig;
-use bollard::query_parameters::CommitContainerOptions;
+use std::collections::HashMap;
 
-use crate::engine::bounded::COMMIT_TIMEOUT_MS;
+use bollard::models::{ContainerConfig, VolumeCreateRequest};
+use bollard::query_parameters::{CommitContainerOptions, ListVolumesOptionsBuilder};
+
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, COMMIT_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
+
+/// Label of a template use record: the template key.
+pub(crate) const USED_KEY: &str = "dev.berth.template.key";
+/// Label of a template use record: when it was used, ms since the epoch (decimal).
+pub(crate) const USED_AT: &str = "dev.berth.template.used-at";
+/// A use newer than this is not written again (ms): creates from a template stay one
+/// `GET /volumes` dearer, not three.
+pub(crate) const USE_RECORD_EVERY_MS: u64 = 60_000;
 
 /// The local image repository of templates.
 pub(crate) const TEMPLATE_REPO: &str = "berth-template";
@@ -70,7 +90,134 @@ pub(crate) async fn commit(engine: &Engine, id: &str, key: &str) -> Result<Strin
         )
         .await?
         .map_err(|e| engine.error("commit template", e))?;
+    record_use(engine, key, now_ms(), 0).await?;
     Ok(out.id)
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// One use record: `(volume name, key, used at in ms)`.
+pub(crate) type UseRecord = (String, String, u64);
+
+/// Every template use record (of `key` only, when given).
+/// `GET /volumes?filters={"label":["dev.berth.template.key[=<key>]"]}` (the labels are checked
+/// here too: Podman ORs volume label filters). A record whose time does not parse is left out.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn uses(engine: &Engine, key: Option<&str>) -> Result<Vec<UseRecord>> {
+    let label = match key {
+        Some(k) => format!("{USED_KEY}={k}"),
+        None => USED_KEY.to_string(),
+    };
+    let filters = HashMap::from([("label".to_string(), vec![label])]);
+    let opts = ListVolumesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let r = engine
+        .call(
+            "GET /volumes",
+            READ_TIMEOUT_MS,
+            engine.docker.list_volumes(Some(opts)),
+        )
+        .await?
+        .map_err(|e| engine.error("list template use records", e))?;
+    Ok(r.volumes
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|v| {
+            let k = v.labels.get(USED_KEY)?;
+            if key.is_some_and(|want| want != k) {
+                return None;
+            }
+            let at = v.labels.get(USED_AT)?.parse::<u64>().ok()?;
+            Some((v.name, k.clone(), at))
+        })
+        .collect())
+}
+
+/// The newest use of each key, in ms since the epoch.
+pub(crate) fn last_uses(records: &[UseRecord]) -> HashMap<String, u64> {
+    let mut out: HashMap<String, u64> = HashMap::new();
+    for (_, k, at) in records {
+        let e = out.entry(k.clone()).or_insert(*at);
+        *e = (*e).max(*at);
+    }
+    out
+}
+
+/// `berth-template-used-<key>-<at>`.
+fn use_volume(key: &str, at: u64) -> String {
+    format!("berth-template-used-{key}-{at}")
+}
+
+/// Records that template `key` was used at `at` (ms since the epoch), unless a record newer
+/// than `at - fresh_ms` exists; then deletes the records older than the one written.
+///
+/// `GET /volumes?filters=...`, then (at most once per `fresh_ms`) `POST /volumes/create` and
+/// `DELETE /volumes/{name}` for each older record (absent counts as done; a taken name is the
+/// same record).
+/// Errors: `E_INVALID_ARGUMENT` (a bad key), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn record_use(engine: &Engine, key: &str, at: u64, fresh_ms: u64) -> Result<()> {
+    validate_key(key)?;
+    let existing = uses(engine, Some(key)).await?;
+    if fresh_ms > 0
+        && existing
+            .iter()
+            .any(|(_, _, t)| t.saturating_add(fresh_ms) > at)
+    {
+        return Ok(());
+    }
+    let name = use_volume(key, at);
+    let req = VolumeCreateRequest {
+        name: Some(name.clone()),
+        labels: Some(HashMap::from([
+            (USED_KEY.to_string(), key.to_string()),
+            (USED_AT.to_string(), at.to_string()),
+        ])),
+        ..Default::default()
+    };
+    match engine
+        .call(
+            "POST /volumes/create",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.create_volume(req),
+        )
+        .await?
+    {
+        Ok(_) => {}
+        // The same name is the same record (two uses in one millisecond).
+        Err(e) if matches!(status(&e), Some(409) | Some(500)) => {}
+        Err(e) => return Err(engine.error("record template use", e)),
+    }
+    for (old, _, t) in existing {
+        if t < at && old != name {
+            delete_use(engine, &old).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes use record `name`; absent counts as done. `DELETE /volumes/{name}`.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn delete_use(engine: &Engine, name: &str) -> Result<()> {
+    match engine
+        .call(
+            "DELETE /volumes/{name}",
+            CHANGE_TIMEOUT_MS,
+            engine
+                .docker
+                .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>),
+        )
+        .await?
+    {
+        Ok(()) => Ok(()),
+        Err(e) if status(&e) == Some(404) => Ok(()),
+        Err(e) => Err(engine.error("remove template use record", e)),
+    }
 }
 
 /// Whether `berth-template:<key>` exists. `GET /images/{ref}/json`.
@@ -95,5 +242,18 @@ mod tests {
             assert!(validate_key(bad).is_err(), "{bad:?}");
         }
         assert_eq!(template_ref("k1"), "berth-template:k1");
+    }
+
+    #[test]
+    fn the_newest_use_wins() {
+        let r = vec![
+            ("a1".to_string(), "a".to_string(), 5),
+            ("a2".to_string(), "a".to_string(), 9),
+            ("b1".to_string(), "b".to_string(), 3),
+        ];
+        let last = last_uses(&r);
+        assert_eq!(last.get("a"), Some(&9));
+        assert_eq!(last.get("b"), Some(&3));
+        assert_eq!(use_volume("k", 12), "berth-template-used-k-12");
     }
 }

@@ -23,7 +23,7 @@ async fn an_abandoned_replacement_is_rolled_back_and_a_committed_one_finished() 
         .unwrap();
     let me = identity::current().expect("this platform identifies processes");
     let labels =
-        Facts::from_inspect(&inspect(&s.engine, &s.id).await.unwrap().unwrap()).caller_labels;
+        Facts::from_inspect(&inspect(&s.engine, &s.id).await.unwrap().unwrap()).record_labels;
 
     // Locked and renamed aside by this process, with no recreation in flight: stale.
     let r = Replacement::new(&s.id, &s.name, true, me);

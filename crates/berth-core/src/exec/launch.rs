@@ -138,6 +138,10 @@ pub(crate) struct Launched {
     pub output: ExecOutputStream,
     /// stdin (a sink that discards when `stdin` was not attached).
     pub input: ExecInput,
+    /// Cancelled when the command is known to be gone whatever its output still holds: its
+    /// channel's helper was lost, or its session was removed. A streaming reader stops waiting
+    /// for unread output then ([`crate::exec::stream`]); never cancelled otherwise.
+    pub gone: tokio_util::sync::CancellationToken,
 }
 
 /// Creates and starts an exec in container `id` with a fresh marker.
@@ -215,6 +219,7 @@ async fn start(engine: &Engine, id: &str, spec: &Launch<'_>, marker: &Marker) ->
         marker: marker.clone(),
         output,
         input,
+        gone: tokio_util::sync::CancellationToken::new(),
     })
 }
 

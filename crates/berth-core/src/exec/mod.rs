@@ -113,6 +113,7 @@ pub(crate) async fn exec_via(
 ) -> Result<ExecOutput> {
     validate_argv("argv", argv)?;
     opts.validate()?;
+    channel::validate_request_size(argv, opts)?;
     let at = launch::deadline_at(opts.timeout_ms);
     let engine = &launch::scope(engine, cancel, name, opts.timeout_ms, at);
     let Launched {
@@ -120,6 +121,7 @@ pub(crate) async fn exec_via(
         marker,
         mut output,
         mut input,
+        gone: _,
     } = start(engine, id, argv, opts, opts.stdin.is_some(), channels).await?;
     let writer = opts.stdin.clone().map(|bytes| {
         tokio::spawn(async move {
@@ -188,11 +190,15 @@ pub(crate) async fn start(
     channels: Option<&channel::CommandChannels>,
 ) -> Result<Launched> {
     if let Some(c) = channels {
-        if let Some(l) = channel::launch(c, engine, id, argv, opts).await {
+        if let Some(l) = channel::launch(c, engine, id, argv, opts).await? {
             return Ok(l);
         }
     }
-    launch::launch(engine, id, &Launch::of(argv, opts, stdin)).await
+    let mut launched = launch::launch(engine, id, &Launch::of(argv, opts, stdin)).await?;
+    if let Some(c) = channels {
+        launched.gone = c.gone();
+    }
+    Ok(launched)
 }
 
 /// Appends what fits under `cap` (the head of the stream is kept); answers how many bytes

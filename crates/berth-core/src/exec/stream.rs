@@ -95,6 +95,7 @@ pub(crate) async fn spawn_via(
 ) -> Result<ExecProcess> {
     validate_argv("argv", argv)?;
     opts.validate()?;
+    crate::exec::channel::validate_request_size(argv, opts)?;
     let at = launch::deadline_at(opts.timeout_ms);
     let engine = &launch::scope(engine, &cancel, name, opts.timeout_ms, at);
     let channels = channels.filter(|_| !matches!(stdin, Stdin::File(_)));
@@ -216,6 +217,7 @@ impl Pump {
             marker,
             mut output,
             input,
+            gone,
         } = launched;
         let writer = tokio::spawn(feed(input, stdin));
         let sleep = launch::deadline(self.at);
@@ -223,10 +225,29 @@ impl Pump {
         let (mut out_tail, mut err_tail) = (Tail::default(), Tail::default());
         let mut pending: Option<(Which, Bytes)> = None;
         let mut killing: Option<tokio::task::JoinHandle<()>> = None;
+        // The command gone (its helper lost, its session removed) while a chunk waits for the
+        // reader: the outcome does not wait for the reader either.
+        let mut gone_unread = false;
         let interrupted: Option<Error> = loop {
             tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => break Some(Error::aborted("exec")),
+                _ = gone.cancelled(), if pending.is_some() => {
+                    if let Some((which, bytes)) = pending.take() {
+                        self.offer(which, bytes);
+                    }
+                    // The channel's output ends once what it queued is taken: drain it without
+                    // waiting for the reader (a bounded amount: the channel's credit).
+                    while let Some(Some(Ok(item))) = futures_util::FutureExt::now_or_never(output.next()) {
+                        match item {
+                            LogOutput::StdErr { message } => { err_tail.push(&message); self.offer(Which::Stderr, message) }
+                            LogOutput::StdOut { message } | LogOutput::Console { message } => { out_tail.push(&message); self.offer(Which::Stdout, message) }
+                            _ => {}
+                        }
+                    }
+                    gone_unread = true;
+                    break None;
+                },
                 _ = &mut sleep => break Some(Error::ExecTimeout {
                     container: self.name.clone(),
                     timeout_ms: self.timeout_ms.unwrap_or_default(),
@@ -273,6 +294,18 @@ impl Pump {
             let _ = k.await;
         }
         let outcome = match interrupted {
+            // The channel's reader reported why; an engine exec's session is being removed
+            // (its output dropped first, so the engine does not wait for a reader).
+            None if gone_unread => match exit {
+                launch::Exit::Engine(_) => Err(Error::Engine {
+                    operation: "exec".into(),
+                    status: None,
+                    message:
+                        "the session was removed while the command ran; its exit code is unknown"
+                            .into(),
+                }),
+                channel => channel.code(&self.engine).await,
+            },
             None => match pending.take() {
                 // The last chunk still waits for room; deliver it before the end.
                 Some((which, bytes)) => {

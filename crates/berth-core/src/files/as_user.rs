@@ -9,7 +9,8 @@
 //! checks cannot change what is read. The host never accepts more than that size, nor more
 //! than the read's cap ([`crate::files::FileReader`]). A write is
 //! `sh -c <WRITE_SCRIPT> berth-file <path> <temp> <size> <mode|->` with the data on stdin: the
-//! data goes to the temporary name `<temp>` in the target's directory, its size is checked,
+//! data goes to the temporary name `<temp>` in the target's directory, its size is checked
+//! (short, or a tool that said ENOSPC: `E_NO_SPACE`, see [`crate::files::no_space`]),
 //! and it is renamed over the target (atomic: an abort or failure leaves the old file or the
 //! new one, never a mix; the temporary file is removed on any failure, and again by name by
 //! berth after an abort). An existing file keeps its owner and mode unless a mode is given.
@@ -29,6 +30,7 @@ use crate::engine::connection::Engine;
 use crate::exec::stream::{self, ExecProcess, Stdin, Which};
 use crate::exec::{self, ExecOptions};
 use crate::files::fallback::{argv, failed};
+use crate::files::no_space;
 use crate::model::errors::{Error, Result};
 
 /// Exit codes the scripts use for their answers.
@@ -255,8 +257,9 @@ pub(crate) enum Source {
 /// Writes `size` bytes from `data` to `path` as the session's user (see the module docs);
 /// `mode` `None` keeps an existing file's mode. `cancel` aborts it (`E_ABORTED`; the temporary
 /// file is removed by name). Errors: `E_PERMISSION_DENIED`, `E_INVALID_ARGUMENT` (a directory
-/// at `path`, a parent that is not a directory, a special file), `E_ABORTED`, `E_ENGINE`,
-/// `E_ENGINE_UNAVAILABLE`.
+/// at `path`, a parent that is not a directory, a special file), `E_NO_SPACE` (a tool said
+/// ENOSPC, or the temporary file came out short: removed, the old file untouched),
+/// `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn write(
     engine: &Engine,
@@ -312,7 +315,8 @@ pub(crate) async fn write(
         )),
         DENIED => Err(denied("write", path, user)),
         SHORT if cancel.is_cancelled() => Err(Error::aborted("writeFile")),
-        code => Err(failed("write file", path, code, &stderr)),
+        SHORT => Err(no_space::short(path, size)),
+        code => no_space::classify(Err(failed("write file", path, code, &stderr)), path, size),
     }
 }
 

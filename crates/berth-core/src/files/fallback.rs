@@ -19,6 +19,7 @@ use crate::exec::stream::{self, ExecProcess, Stdin, Which};
 use crate::exec::{self, ExecOptions};
 use crate::files::as_user;
 use crate::files::context::Target;
+use crate::files::no_space;
 use crate::model::errors::{Error, Result};
 
 /// Creates the missing parents of `$1` (mode 0755, owned by `$2`), then writes stdin (`$5`
@@ -50,14 +51,17 @@ berth_mnt "$p" || exit 1
 cat -- "$t" > "$p" || exit 1
 [ "$k" = - ] || chmod "$m" "$p""#
 );
-/// Renames the uploaded temporary `$1` over `$2`; an existing `$2` keeps its owner, and its
-/// mode when `$3` is `1`. The temporary file is removed on exit. When the rename fails and
+/// Renames the uploaded temporary `$1` over `$2` once its size is `$4` bytes (else exit 15:
+/// the upload came out short); an existing `$2` keeps its owner, and its mode when `$3` is
+/// `1`. The temporary file is removed on exit. When the rename fails and
 /// `$2` is itself a mount point (`berth_mnt`), the temporary file is copied over it in place
 /// (its inode and owner kept; its mode too when `$3` is `1`).
 const RENAME_SCRIPT: &str = concat!(
     crate::files::mount_point_sh!(),
     r#"t=$1; p=$2
 trap 'rm -f "$t"' EXIT
+z=$(wc -c < "$t") || exit 1
+[ $z -eq $4 ] || exit 15
 if [ -f "$p" ] && [ ! -L "$p" ]; then
   o=$(stat -c %u:%g "$p") && chown "$o" "$t" || exit 1
   if [ "$3" = 1 ]; then m=$(stat -c %a "$p") && chmod "$m" "$t" || exit 1; fi
@@ -132,8 +136,9 @@ pub(crate) enum Source {
 
 /// Writes `size` bytes of `data` to `path` as described in [`WRITE_SCRIPT`], a new file owned
 /// by `owner` (`uid:gid`); `mode` `None` keeps an existing file's. `cancel` aborts it
-/// (`E_ABORTED`; the temporary file is removed by name). Errors: `E_ENGINE` (the script
-/// failed: its stderr in the message), `E_ABORTED`, `E_ENGINE_UNAVAILABLE`.
+/// (`E_ABORTED`; the temporary file is removed by name). Errors: `E_NO_SPACE` (a tool said
+/// ENOSPC, or the temporary file came out short), `E_ENGINE` (the script failed: its stderr
+/// in the message), `E_ABORTED`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn write(
     t: Target<'_>,
     path: &str,
@@ -168,7 +173,8 @@ pub(crate) async fn write(
         match p.wait().await? {
             0 => Ok(()),
             15 if cancel.is_cancelled() => Err(Error::aborted("writeFile")),
-            code => Err(failed("write file", path, code, &stderr)),
+            15 => Err(no_space::short(path, size)),
+            code => no_space::classify(Err(failed("write file", path, code, &stderr)), path, size),
         }
     };
     let r = run.await;
@@ -178,14 +184,17 @@ pub(crate) async fn write(
     r
 }
 
-/// Renames the uploaded `temp` over `path` as user 0 ([`RENAME_SCRIPT`]); `keep_mode` keeps an
-/// existing file's mode. Errors: `E_ENGINE` (the script failed), `E_ENGINE_UNAVAILABLE`.
+/// Renames the uploaded `temp` (`size` bytes) over `path` as user 0 ([`RENAME_SCRIPT`]);
+/// `keep_mode` keeps an existing file's mode. Errors: `E_NO_SPACE` (the temporary file is not
+/// `size` bytes, or the in-place copy over a mount point said ENOSPC), `E_ENGINE` (the script
+/// failed), `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn rename(
     engine: &Engine,
     id: &str,
     name: &str,
     temp: &str,
     path: &str,
+    size: u64,
     keep_mode: bool,
 ) -> Result<()> {
     let keep = if keep_mode { "1" } else { "0" };
@@ -193,14 +202,19 @@ pub(crate) async fn rename(
         engine,
         id,
         name,
-        &argv(RENAME_SCRIPT, &[temp, path, keep]),
+        &argv(RENAME_SCRIPT, &[temp, path, keep, &size.to_string()]),
         &as_root(),
         &CancellationToken::new(),
     )
     .await;
     match r {
         Ok(out) if out.exit_code == 0 => Ok(()),
-        Ok(out) => Err(failed("write file", path, out.exit_code, &out.stderr)),
+        Ok(out) if out.exit_code == 15 => Err(no_space::short(path, size)),
+        Ok(out) => no_space::classify(
+            Err(failed("write file", path, out.exit_code, &out.stderr)),
+            path,
+            size,
+        ),
         Err(e) => {
             as_user::cleanup(engine, id, name, temp.to_string(), Some("0"));
             Err(e)

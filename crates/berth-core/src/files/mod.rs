@@ -76,6 +76,7 @@ pub mod as_user;
 pub mod channel;
 pub mod context;
 pub mod fallback;
+pub mod no_space;
 pub mod spool;
 pub mod upload;
 pub mod writer;
@@ -482,8 +483,11 @@ impl Data {
 /// it all ([`crate::files::as_user`]); otherwise `HEAD /containers/{id}/archive?path=` for the
 /// path and each missing parent, `PUT /containers/{id}/archive?path=/` of the temporary file,
 /// and one exec as root that renames it (images without `sh`: the upload goes to `path`
-/// itself, not atomic), or the exec fallback. Errors: `E_INVALID_ARGUMENT` (a bad path or mode,
-/// a directory there, a parent that is not a directory), `E_PERMISSION_DENIED`,
+/// itself, not atomic), or the exec fallback. Every path checks what it wrote before the
+/// rename: a full filesystem (a tool or the engine said ENOSPC, or the temporary file is short
+/// of `size`) is `E_NO_SPACE`, the temporary file removed and the old file intact
+/// ([`no_space`]). Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory there, a
+/// parent that is not a directory), `E_PERMISSION_DENIED`, `E_NO_SPACE`,
 /// `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn write(
     t: Target<'_>,
@@ -563,10 +567,16 @@ pub(crate) async fn write(
             Ok(()) => {
                 return match &temp {
                     Some(tp) => {
-                        fallback::rename(t.engine, t.id, t.name, tp, &path, mode.is_none()).await
+                        fallback::rename(t.engine, t.id, t.name, tp, &path, size, mode.is_none())
+                            .await
                     }
                     None => Ok(()),
                 }
+            }
+            // The engine's extraction hit a full filesystem: its answer says so.
+            Err(e) if no_space::says_no_space(&e.to_string()) => {
+                drop_temp();
+                return Err(no_space::error(&path, size, e.to_string()));
             }
             Err(e) if status(&e) == Some(404) => {
                 drop_temp();

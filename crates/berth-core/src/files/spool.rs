@@ -40,12 +40,17 @@ impl Spool {
         })
     }
 
-    /// Appends `bytes`. Errors: `E_ENGINE` (I/O).
+    /// Appends `bytes`. Errors: `E_NO_SPACE` (the host's temporary directory is full:
+    /// `details.path` names the spool, nothing reached the container), `E_ENGINE` (other I/O).
     pub async fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        self.file
-            .write_all(bytes)
-            .await
-            .map_err(|e| io_error("write spool file", e))?;
+        let total = self.len + bytes.len() as u64;
+        self.file.write_all(bytes).await.map_err(|e| {
+            if e.raw_os_error() == Some(28) {
+                crate::files::no_space::error("(host spool file)", total, e.to_string())
+            } else {
+                io_error("write spool file", e)
+            }
+        })?;
         self.len += bytes.len() as u64;
         Ok(())
     }

@@ -280,7 +280,6 @@ async fn setup_and_record(
             });
         }
     }
-    let extra: HashMap<String, String> = spec.labels.clone().into_iter().collect();
     if let Some(timeout_ms) = spec.timeout_ms {
         // Ready now: the deadline counts from here, recorded before readiness so that a
         // ready session with a timeout always has its deadline record.
@@ -299,10 +298,10 @@ async fn setup_and_record(
             root.then(|| session.commands()),
         )
         .await?;
-        crate::ownership::deadlines::set(engine, &session.id, deadline).await?;
+        crate::ownership::deadlines::set(engine, &session.id, deadline, labels).await?;
     }
     records::mark_ready(engine, &session.id, labels).await?;
-    hold::register(engine, &session.id, Role::Creator, &extra).await
+    hold::register(engine, &session.id, Role::Creator, labels).await
 }
 
 fn tail(bytes: &[u8]) -> String {

@@ -1,7 +1,7 @@
 //! Expiry: removes a session whose deadline (`timeoutMs`, `setTimeout`) or `removeAfterStopMs`
 //! has passed, whoever owns it.
 //!
-//! Used by `reapOrphans` and `listSessions` (any berth process, any owner's liveness); the
+//! Used by `reapOrphans` and `resumeSession` (any berth process, any owner's liveness); the
 //! owning process's own timer is in [`crate::session::process_duty::arm_after_stop`]. The rule itself
 //! is [`crate::model::lifetime`].
 

@@ -102,10 +102,10 @@ pub(crate) async fn survey(
 /// Lists the managed sessions in `scope` with their holders.
 ///
 /// Engine calls: `GET /containers/json?all=true&filters=...`, `GET /containers/{id}/json`
-/// each, `GET /volumes?filters={"label":["dev.berth.record"]}`. Changes nothing, except that
-/// an expired session (past its deadline from `timeoutMs`/`setTimeout`, or stopped longer than
-/// its `removeAfterStopMs`, see [`crate::model::lifetime`]) is removed, whatever its owner's liveness, and not listed (`DELETE /containers/{id}` and
-/// its records; a failed removal lists it as it is).
+/// each, `GET /volumes?filters={"label":["dev.berth.record"]}`. Changes nothing: a session past
+/// its deadline (or stopped longer than its `removeAfterStopMs`, see
+/// [`crate::model::lifetime`]) is listed as it is, with its `expires_at` in the past; removing
+/// it is the reaper's, the owner's timer's and the container's own job, never a listing's.
 /// Every request is bounded by `cancel` and a per-request timeout.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
 pub async fn list_sessions(
@@ -115,26 +115,13 @@ pub async fn list_sessions(
 ) -> Result<Vec<Listing>> {
     scope.filters()?;
     let engine = opening::connect(engine_opts, cancel, "listSessions").await?;
-    let now = std::time::SystemTime::now();
-    let mut live = Vec::new();
-    for (f, recs) in survey(&engine, scope).await? {
-        if f.expired_at(now, recs.deadline_ms())
-            && matches!(
-                crate::lifecycle::expiry::remove_if_expired(&engine, &f.id).await,
-                Ok(true)
-            )
-        {
-            continue;
-        }
-        live.push((f, recs));
-    }
-    Ok(live
+    Ok(survey(&engine, scope)
+        .await?
         .into_iter()
         .map(|(f, recs)| {
             let duty_generation = duty(f.owner(), &recs.holds).generation();
             Listing {
-                peek: PeekResult::from_facts(&engine, f, recs.ready)
-                    .with_deadline(recs.deadline_ms()),
+                peek: PeekResult::of(&engine, f, &recs),
                 holders: recs.holds,
                 duty_generation,
             }

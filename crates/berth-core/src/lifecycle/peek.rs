@@ -8,8 +8,10 @@ use crate::engine::connection::{Engine, EngineOptions};
 use crate::engine::container::{inspect, Facts};
 use crate::lifecycle::opening::{self, Opening};
 use crate::model::errors::Result;
+use crate::model::identity::liveness;
 use crate::model::identity::Owner;
 use crate::model::naming::DEFAULT_PREFIX;
+use crate::ownership::holders::{lifecycle, verdict};
 use crate::ownership::records;
 
 /// What `peek` reports about a session's container (`PeekResult` in `docs/design.md#public-api`).
@@ -41,6 +43,11 @@ pub struct PeekResult {
     /// `timeoutMs`/`setTimeout`, or its stop plus `removeAfterStopMs`, whichever is first);
     /// `None`: never (see [`crate::model::lifetime::expires_at`]).
     pub expires_at: Option<u64>,
+    /// Where a managed session stands: `held` (a live or unknown process holds it), `parked`
+    /// (its owner is gone, its lifetime runs: kept until `expires_at`), `expired` (the next
+    /// reap removes it), `orphan` (owner dead, no live holder, no lifetime: the next reap
+    /// removes it); `None` for an unmanaged container (see [`crate::ownership::holders::lifecycle`]).
+    pub lifecycle: Option<&'static str>,
     /// The expiry by `removeAfterStopMs` alone, for [`PeekResult::with_deadline`].
     stop_expiry: Option<u64>,
 }
@@ -48,8 +55,8 @@ pub struct PeekResult {
 /// Looks the session up; `Ok(None)` when no container has its name.
 ///
 /// Never creates, starts, unpauses or pulls anything. Engine calls:
-/// `GET /containers/{name}/json`, and for a managed container `GET /volumes/berth-ready-<id>`
-/// and `GET /volumes?filters=...` (its deadline records).
+/// `GET /containers/{name}/json`, and for a managed container `GET /volumes?filters=...`
+/// (its records: readiness, holders, deadline).
 /// Every request is bounded by `cancel` and a per-request timeout.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE`.
 pub async fn peek(
@@ -64,16 +71,11 @@ pub async fn peek(
         return Ok(None);
     };
     let f = Facts::from_inspect(&c);
-    let (ready, deadline) = match &f.managed {
-        Some(_) => (
-            records::is_ready_while_present(&engine, &f.id).await?,
-            crate::ownership::deadlines::current(&engine, &f.id).await?,
-        ),
-        None => (false, None),
+    let recs = match &f.managed {
+        Some(_) => records::of_container(&engine, &f.id).await?,
+        None => Default::default(),
     };
-    Ok(Some(
-        PeekResult::from_facts(&engine, f, ready).with_deadline(deadline),
-    ))
+    Ok(Some(PeekResult::of(&engine, f, &recs)))
 }
 
 impl PeekResult {
@@ -84,6 +86,7 @@ impl PeekResult {
         PeekResult {
             expires_at: stop_expiry,
             stop_expiry,
+            lifecycle: None,
             owner: f.owner().cloned(),
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
             managed: f.managed.is_some(),
@@ -99,6 +102,21 @@ impl PeekResult {
                 .into_iter()
                 .map(|(k, v)| (k, engine.reachable_address(&v)))
                 .collect(),
+        }
+    }
+
+    /// The result for a container and its records: readiness, deadline and lifecycle.
+    pub(crate) fn of(engine: &Engine, f: Facts, recs: &records::ContainerRecords) -> Self {
+        let lifecycle = f.managed.is_some().then(|| {
+            let deadline = recs.deadline_ms();
+            let expired = f.expired_at(std::time::SystemTime::now(), deadline);
+            let pending = f.expires_at(deadline).is_some();
+            let v = verdict(recs.ready, f.owner(), &recs.holds, pending, &liveness);
+            lifecycle(expired, v)
+        });
+        PeekResult {
+            lifecycle,
+            ..PeekResult::from_facts(engine, f, recs.ready).with_deadline(recs.deadline_ms())
         }
     }
 

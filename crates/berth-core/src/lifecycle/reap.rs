@@ -5,7 +5,7 @@
 //! or one a dead owner left incomplete. Each candidate is inspected and its records read
 //! again right before its removal, and removed only when it is still an orphan.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::engine::calls::Removal;
 use tokio_util::sync::CancellationToken;
@@ -32,8 +32,9 @@ pub struct ReapEntry {
     pub name: String,
     /// Session id from its labels.
     pub session_id: Option<String>,
-    /// Removed: `owner-dead`, `incomplete`, `expired` (stopped longer than its
-    /// `removeAfterStopMs`, whatever its owner's liveness). Kept: `owner-alive`, `owner-unknown`, `held`,
+    /// Removed: `owner-dead`, `incomplete`, `expired` (past its deadline, or stopped longer
+    /// than its `removeAfterStopMs`, whatever its owner's liveness). Kept: `owner-alive`,
+    /// `owner-unknown`, `held`, `parked` (owner gone, lifetime still running),
     /// `remove-failed` (the engine refused; the next run tries again).
     pub reason: String,
 }
@@ -46,7 +47,7 @@ pub struct ReapReport {
     /// Containers kept.
     pub kept: Vec<ReapEntry>,
     /// Record volumes whose container is gone, deleted (or, with `dry_run`, to be deleted).
-    /// Only an unnarrowed run looks for them.
+    /// A narrowed run looks only at records carrying its caller labels (and prefix).
     pub removed_records: Vec<String>,
     /// Recreations cut short by a dead process, finished or rolled back (not with `dry_run`).
     pub replacements: Vec<SettledReplacement>,
@@ -72,8 +73,10 @@ pub struct SettledReplacement {
 /// Engine calls: `GET /containers/json?all=true&filters=...`, `GET /containers/{id}/json`,
 /// `GET /volumes?filters=...`, then per orphan, after inspecting it and reading its
 /// records again, `DELETE /containers/{id}?force=true&v=true` and `DELETE /volumes/{name}`
-/// for its records; without a narrowing scope, `DELETE /volumes/{name}` for records whose
-/// container is gone. With `dry_run` nothing is removed.
+/// for its records; `DELETE /volumes/{name}` for records whose
+/// container is gone (in a narrowed run, those carrying the scope's labels). With `dry_run`
+/// nothing is removed. A ready session whose owner is gone but whose lifetime runs is kept
+/// (`parked`) until it expires.
 /// Every request is bounded by `cancel` and a per-request timeout; an abort settles the
 /// call at once, and a removal it cut short is finished by the next run.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE` (listing
@@ -121,7 +124,8 @@ async fn reap_within(dry_run: bool, scope: &Scope, engine: &Engine) -> Result<Re
             }
             continue;
         }
-        match verdict(recs.ready, f.owner(), &recs.holds, &liveness) {
+        let pending = f.expires_at(recs.deadline_ms()).is_some();
+        match verdict(recs.ready, f.owner(), &recs.holds, pending, &liveness) {
             Verdict::Keep(why) => {
                 entry.reason = why.into();
                 report.kept.push(entry);
@@ -147,9 +151,7 @@ async fn reap_within(dry_run: bool, scope: &Scope, engine: &Engine) -> Result<Re
             },
         }
     }
-    if !scope.is_narrowed() {
-        report.removed_records = orphan_records(&engine, &seen, dry_run).await?;
-    }
+    report.removed_records = orphan_records(&engine, scope, &seen, dry_run).await?;
     Ok(report)
 }
 
@@ -186,7 +188,12 @@ async fn recheck_and_remove(engine: &Engine, id: &str) -> Result<Option<Verdict>
         return Ok(None);
     }
     let recs = records::of_container(engine, id).await?;
-    let v = verdict(recs.ready, f.owner(), &recs.holds, &liveness);
+    if f.expired_at(std::time::SystemTime::now(), recs.deadline_ms()) {
+        // Expired meanwhile: removed as expired by the next run (or this one's caller).
+        return Ok(Some(Verdict::Keep(EXPIRED)));
+    }
+    let pending = f.expires_at(recs.deadline_ms()).is_some();
+    let v = verdict(recs.ready, f.owner(), &recs.holds, pending, &liveness);
     if let Verdict::Reap(_) = v {
         if remove_by_id(engine, id).await? == Removal::Absent {
             return Ok(None);
@@ -195,14 +202,17 @@ async fn recheck_and_remove(engine: &Engine, id: &str) -> Result<Option<Verdict>
     Ok(Some(v))
 }
 
-/// Record volumes naming a container the engine no longer has.
+/// Record volumes in `scope` naming a container the engine no longer has.
 async fn orphan_records(
     engine: &Engine,
+    scope: &Scope,
     live: &HashSet<String>,
     dry_run: bool,
 ) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    for (id, recs) in records::group(records::list(engine, None).await?) {
+    let all = records::list(engine, None).await?;
+    let in_scope = records_in_scope(all, scope)?;
+    for (id, recs) in records::group(in_scope) {
         // Only a full container id is judged: a prefix or a name could match another container.
         let full_id = id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit());
         if !full_id || live.contains(&id) || inspect(engine, &id).await?.is_some() {
@@ -217,4 +227,69 @@ async fn orphan_records(
     }
     out.sort();
     Ok(out)
+}
+
+/// The record volumes of `all` that a reap narrowed to `scope` covers: those carrying every
+/// caller label of the scope and, when it names a prefix, that prefix
+/// ([`crate::model::labels::record_labels`]). An unnarrowed scope covers all.
+/// Errors: `E_INVALID_ARGUMENT` (a bad prefix).
+fn records_in_scope(
+    all: Vec<(String, HashMap<String, String>)>,
+    scope: &Scope,
+) -> Result<Vec<(String, HashMap<String, String>)>> {
+    let prefix = match &scope.prefix {
+        Some(p) => Some(crate::model::spec::validate_prefix(p)?),
+        None => None,
+    };
+    Ok(all
+        .into_iter()
+        .filter(|(_, l)| {
+            scope.labels.iter().all(|(k, v)| l.get(k) == Some(v))
+                && prefix
+                    .as_ref()
+                    .is_none_or(|p| l.get(crate::model::labels::PREFIX) == Some(p))
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::labels::PREFIX;
+
+    fn record(name: &str, labels: &[(&str, &str)]) -> (String, HashMap<String, String>) {
+        let l = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        (name.to_string(), l)
+    }
+
+    #[test]
+    fn a_narrowed_run_covers_the_records_with_its_labels_and_prefix() {
+        let all = vec![
+            record("mine", &[("team", "a"), (PREFIX, "berth")]),
+            record("other-team", &[("team", "b"), (PREFIX, "berth")]),
+            record("other-prefix", &[("team", "a"), (PREFIX, "please")]),
+            record("unlabelled", &[]),
+        ];
+        let names = |scope: &Scope| -> Vec<String> {
+            records_in_scope(all.clone(), scope)
+                .unwrap()
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect()
+        };
+        assert_eq!(names(&Scope::default()).len(), 4);
+        let team = Scope {
+            labels: [("team".to_string(), "a".to_string())].into(),
+            ..Default::default()
+        };
+        assert_eq!(names(&team), ["mine", "other-prefix"]);
+        let both = Scope {
+            prefix: Some("berth".encode_utf16().collect()),
+            ..team
+        };
+        assert_eq!(names(&both), ["mine"]);
+    }
 }

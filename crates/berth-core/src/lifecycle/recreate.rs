@@ -189,7 +189,7 @@ async fn take(
     };
     let was_running = matches!(f.state, "running" | "paused");
     let lock = Replacement::new(&f.id, ids.name, was_running, me);
-    if let Some(holder) = replacement::lock(engine, &lock, &f.caller_labels).await? {
+    if let Some(holder) = replacement::lock(engine, &lock, &f.record_labels).await? {
         return Err(replacement::busy(
             ids.session_id,
             ids.name,
@@ -213,7 +213,7 @@ async fn take(
         return Err(unlock(Error::aborted(OPERATION)).await);
     }
     if let Some(generation) = claim {
-        match hold::claim_duty(engine, &f.id, generation, me, &f.caller_labels).await? {
+        match hold::claim_duty(engine, &f.id, generation, me, &f.record_labels).await? {
             Claim::Won(_) => {}
             Claim::Lost(winner) => return Err(unlock(busy("taken-over", winner.as_ref())).await),
         }
@@ -311,7 +311,7 @@ async fn replace(
         Err(first) => return Err(roll_back(engine, lock, new_id.as_deref(), first).await),
     };
     // The commit point: from here a recovery finishes instead of rolling back.
-    let extra = Facts::from_inspect(old).caller_labels;
+    let extra = Facts::from_inspect(old).record_labels;
     if let Err(first) = replacement::commit(engine, old_id, &session.id, &extra).await {
         return Err(roll_back(engine, lock, Some(&session.id), first).await);
     }

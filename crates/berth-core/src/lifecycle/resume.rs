@@ -37,6 +37,11 @@ pub struct ResumeSpec {
     pub exclusive: bool,
     /// Take the duty to remove over when its holder is dead.
     pub take_over: bool,
+    /// Take the duty to remove over from its holder whether that process lives or not (the
+    /// harness provider's resume: `docs/design.md#parked-sessions-and-handover`). Of
+    /// concurrent handovers exactly one claims the next duty generation; the others get
+    /// `E_SESSION_BUSY` (`reason: 'taken-over'`). Implies `take_over`.
+    pub handover: bool,
     /// The drop-in's per-handle rule: never share this process's duty (the handle is
     /// `adopted` even in the process that created the container).
     pub per_handle: bool,
@@ -223,11 +228,27 @@ async fn adopt(
     }
 
     // Share this process's duty, take it over from a dead holder, or record an adopter.
-    let shared = (!spec.per_handle)
+    // A handover shares this process's duty only while the records still give it to this
+    // process (another process's handover moves it away).
+    let still_mine = !spec.handover
+        || duty(f.owner(), &recs.holds)
+            .holder()
+            .is_some_and(|h| Some(h) == identity::current());
+    let shared = (!spec.per_handle && still_mine)
         .then(|| crate::session::process_duty::lookup(&f.id))
         .flatten();
-    let (ownership, record) = match (&shared, spec.take_over, identity::current()) {
+    let (ownership, record) = match (
+        &shared,
+        spec.take_over || spec.handover,
+        identity::current(),
+    ) {
         (Some(s), _, _) => (s.ownership, None),
+        (None, true, Some(me)) if spec.handover => {
+            match hand_over(engine, &f, &recs.holds, me).await? {
+                Claim::Won(volume) => (Ownership::Inherited, Some(volume)),
+                Claim::Lost(holder) => return Err(busy("taken-over", holder.as_ref())),
+            }
+        }
         (None, true, Some(me)) => match take_over(engine, &f, &recs.holds, me).await? {
             TakeOver::Won(volume) => (Ownership::Inherited, Some(volume)),
             TakeOver::Held(holder) => return Err(busy("taken-over", holder.as_ref())),
@@ -333,7 +354,7 @@ async fn adopt(
 }
 
 async fn adopt_record(engine: &Engine, f: &Facts) -> Result<(Ownership, Option<String>)> {
-    let record = hold::register(engine, &f.id, Role::Adopter, &f.caller_labels).await?;
+    let record = hold::register(engine, &f.id, Role::Adopter, &f.record_labels).await?;
     Ok((Ownership::Adopted, record))
 }
 
@@ -365,11 +386,36 @@ async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
     }
     let next = current.generation() + 1;
     Ok(
-        match hold::claim_duty(engine, &f.id, next, me, &f.caller_labels).await? {
+        match hold::claim_duty(engine, &f.id, next, me, &f.record_labels).await? {
             Claim::Won(volume) => TakeOver::Won(volume),
             Claim::Lost(winner) => TakeOver::Held(winner),
         },
     )
+}
+
+/// The handover rule: this process claims the next duty generation whatever the current
+/// holder's liveness (`POST /volumes/create` of `berth-duty-<id>-<n + 1>`, compare-and-set:
+/// of concurrent handovers exactly one wins).
+async fn hand_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> Result<Claim> {
+    let next = duty(f.owner(), holds).generation() + 1;
+    test_gate().await;
+    hold::claim_duty(engine, &f.id, next, me, &f.record_labels).await
+}
+
+/// Test-only gate before a handover's claim: when this variable names a file path, the
+/// handover writes `<path>.<pid>` once it has read the duty generation and waits until
+/// `<path>` exists, so a test can line two handovers up on one generation. Read only by
+/// berth's own tests; never set it in production.
+const TEST_GATE_ENV: &str = "BERTH_TEST_HANDOVER_GATE";
+
+async fn test_gate() {
+    let Ok(path) = std::env::var(TEST_GATE_ENV) else {
+        return;
+    };
+    let _ = std::fs::write(format!("{path}.{}", std::process::id()), b"");
+    while !std::path::Path::new(&path).exists() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 /// The named fields whose digest differs from the container's, in [`DIGEST_FIELDS`](crate::model::labels::DIGEST_FIELDS) order.

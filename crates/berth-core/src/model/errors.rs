@@ -216,6 +216,17 @@ pub enum Error {
         size: Option<u64>,
         /// The cap, in bytes.
         max_bytes: u64,
+    /// `E_NO_SPACE`: a write found no room for all its bytes (`ENOSPC`: a full filesystem, or
+    /// a write that came out short, as busybox's tools do on a full disk while exiting 0).
+    /// The temporary file is removed and the old file is intact.
+    #[error("no space left on device (ENOSPC): writing {bytes} bytes to `{path}`: {message}")]
+    NoSpace {
+        /// The path written, as normalised (or the host spool for a streamed write).
+        path: String,
+        /// The size of the write, in bytes.
+        bytes: u64,
+        /// What failed (the tool's message, or the short size).
+        message: String,
     },
     /// `E_ENGINE`: any other engine failure.
     #[error("engine error during {operation}{}: {message}", .status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
@@ -273,6 +284,7 @@ impl Error {
             Error::Aborted { .. } => "E_ABORTED",
             Error::PermissionDenied { .. } => "E_PERMISSION_DENIED",
             Error::FileTooLarge { .. } => "E_FILE_TOO_LARGE",
+            Error::NoSpace { .. } => "E_NO_SPACE",
             Error::Engine { .. } => "E_ENGINE",
             Error::WithCleanup { first, .. } => first.code(),
         }
@@ -517,6 +529,15 @@ impl Error {
                     d.insert("size".into(), json!(size));
                 }
                 d.insert("maxBytes".into(), json!(max_bytes));
+            Error::NoSpace {
+                path,
+                bytes,
+                message,
+            } => {
+                d.insert("path".into(), json!(path));
+                d.insert("bytes".into(), json!(bytes));
+                d.insert("errno".into(), json!("ENOSPC"));
+                d.insert("message".into(), json!(message));
             }
             Error::Engine {
                 operation,

@@ -150,6 +150,20 @@ pub(crate) fn caller_labels(all: &HashMap<String, String>) -> HashMap<String, St
         .collect()
 }
 
+/// The labels every record volume of a container carries (`docs/design.md#holders-and-records`):
+/// the caller's labels (see [`caller_labels`]), and the container's session id
+/// ([`SESSION_ID`]) and prefix ([`PREFIX`]) when `all` has them, so a reap narrowed by
+/// labels or prefix finds a record whose container is gone. Idempotent.
+pub(crate) fn record_labels(all: &HashMap<String, String>) -> HashMap<String, String> {
+    let mut l = caller_labels(all);
+    for k in [SESSION_ID, PREFIX] {
+        if let Some(v) = all.get(k) {
+            l.insert(k.into(), v.clone());
+        }
+    }
+    l
+}
+
 /// Decodes berth's labels. `None` when the container is not managed by berth (or the
 /// managed marker or session id is missing). A managed container whose owner labels
 /// are partial or malformed decodes with `owner: None` (liveness `unknown`).
@@ -231,6 +245,27 @@ pub(crate) fn field_digest(salt: &str, field: &str, spec: &CreateSpec) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_carry_caller_labels_session_id_and_prefix() {
+        let all = HashMap::from([
+            ("team".to_string(), "a".to_string()),
+            (SESSION_ID.to_string(), "s-1".to_string()),
+            (PREFIX.to_string(), "berth".to_string()),
+            (MANAGED.to_string(), "true".to_string()),
+            (DIGEST_SALT.to_string(), "salt".to_string()),
+        ]);
+        let r = record_labels(&all);
+        assert_eq!(
+            r,
+            HashMap::from([
+                ("team".to_string(), "a".to_string()),
+                (SESSION_ID.to_string(), "s-1".to_string()),
+                (PREFIX.to_string(), "berth".to_string()),
+            ])
+        );
+        assert_eq!(record_labels(&r), r, "idempotent");
+    }
 
     fn spec() -> CreateSpec {
         let mut s = CreateSpec {

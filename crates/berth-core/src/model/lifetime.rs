@@ -3,8 +3,8 @@
 //! A session created with `removeAfterStopMs: n` carries `n` in its labels (see
 //! [`crate::model::labels::REMOVE_AFTER_STOP_MS`]). Once its container has been stopped (engine
 //! state `exited`, or `created` with a `State.FinishedAt`, or `dead`) for `n` milliseconds,
-//! it has expired: whoever finds it so (the owning process's own timer, any `reapOrphans` or
-//! `listSessions`) removes it, whatever its owner's liveness. A running, paused or restarting
+//! it has expired: whoever finds it so (the owning process's own timer, any `reapOrphans`) removes
+//! it (a listing shows it `expires_at` in the past and changes nothing), whatever its owner's liveness. A running, paused or restarting
 //! container never expires by this rule; starting it again resets the clock (a new stop sets a
 //! new `FinishedAt`).
 
@@ -21,13 +21,35 @@ pub const DEADLINE_FILE: &str = "/run/berth/deadline";
 /// The directory of [`DEADLINE_FILE`] (a tmpfs when the root filesystem is read-only).
 pub const DEADLINE_DIR: &str = "/run/berth";
 
-/// The deadline keep-alive, a POSIX `sh` loop: it sleeps in one-second steps and exits (so
+/// The deadline keep-alive, a POSIX `sh` script: it waits in one-second steps and exits (so
 /// the container stops, under its init process) once the deadline in [`DEADLINE_FILE`] has
 /// passed. Before the file exists (the session is still being set up) it keeps running;
 /// a later deadline written there is honoured at the next step.
-pub const KEEPALIVE_SCRIPT: &str = "f=/run/berth/deadline; while :; do \
-if [ -r \"$f\" ]; then d=$(cat \"$f\" 2>/dev/null); now=$(date +%s); \
-if [ -n \"$d\" ] && [ \"$now\" -ge \"$d\" ] 2>/dev/null; then exit 0; fi; fi; sleep 1; done";
+///
+/// Its loop never forks, so that a fork bomb at the pids limit cannot end it (a shell whose
+/// fork fails exits: "can't fork"): it reads the deadline file with the `read` builtin,
+/// keeps time by `/proc/uptime` (read with `read`; the epoch second is taken once, with
+/// `date +%s`, at its start) and waits with `read -t 1` on a pipe it holds open both ways
+/// (made by one `: |` at its start and reopened `<>` through `/proc/self/fd/0`, so it never
+/// ends nor fills). It checks once at its start that such a wait lasts (a shell without
+/// `read -t`, such as `dash`, runs the same loop under `bash` when the image has it). Where
+/// none of this works (no `read -t`, no `/proc/uptime`, no `date`) it falls back to the loop
+/// of `date +%s` and `sleep 1`, which forks, as before. Its clock counts from its start and
+/// never runs ahead of the epoch: it stops at the deadline or within a second after it.
+pub const KEEPALIVE_SCRIPT: &str = r#"s='f=/run/berth/deadline; m=0
+k() { read u _ </proc/uptime && u=$((${u%%.*}*100+1${u#*.}-100)); }
+: | {
+if command exec 3<>/proc/self/fd/0 && t=$(date +%s) && k && a=$u &&
+  { read -t 1 x <&3; k; [ $((u-a)) -ge 50 ]; }; then m=1; fi 2>/dev/null
+while :; do
+  d=; if [ -r "$f" ]; then read -r d <"$f"; fi
+  if [ $m = 1 ]; then k; n=$((t+(u-a)/100)); else n=$(date +%s); fi
+  if [ -n "$d" ] && [ "$n" -ge "$d" ] 2>/dev/null; then exit 0; fi
+  if [ $m = 1 ]; then read -t 1 x <&3; else sleep 1; fi
+done; }'
+read -t 0 x </dev/null 2>/dev/null
+if [ $? = 2 ] && command -v bash >/dev/null 2>&1; then exec bash -c "$s" berth-keepalive; fi
+eval "$s""#;
 
 /// The keep-alive entrypoint of a session created with `timeoutMs` and no custom entrypoint.
 pub fn deadline_keepalive() -> Vec<String> {
@@ -45,7 +67,7 @@ pub fn deadline_secs(deadline_ms: u64) -> u64 {
     deadline_ms.div_ceil(1000)
 }
 
-/// The reason a removal for expiry reports (`reapOrphans`, `listSessions`).
+/// The reason a removal for expiry reports (`reapOrphans`).
 pub const EXPIRED: &str = "expired";
 
 /// Parses an engine timestamp (`State.FinishedAt`): RFC 3339 with up to nanosecond
@@ -224,6 +246,36 @@ mod tests {
         assert!(passed(Some(stop_ms), at(stop)));
         assert!(!passed(Some(stop_ms + 1), at(stop)));
         assert!(!passed(None, at(stop)));
+    }
+
+    /// The keep-alive keeps running before the deadline and exits once it passed, under each
+    /// shell installed here (`busybox sh`, `dash`: under `bash`, `bash`, `sh`).
+    #[test]
+    fn the_keepalive_exits_at_the_deadline_in_every_shell() {
+        let dir = std::env::temp_dir().join(format!("berth-ka-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("deadline");
+        let script = KEEPALIVE_SCRIPT.replace(DEADLINE_FILE, file.to_str().unwrap());
+        let now = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        for shell in [["busybox", "sh"], ["dash", ""], ["bash", ""], ["sh", ""]] {
+            let mut cmd = std::process::Command::new(shell[0]);
+            if !shell[1].is_empty() {
+                cmd.arg(shell[1]);
+            }
+            std::fs::write(&file, format!("{}\n", now + 2)).unwrap();
+            let started = std::time::Instant::now();
+            let Ok(status) = cmd.args(["-c", &script, "berth-keepalive"]).status() else {
+                continue; // this shell is not installed here
+            };
+            let took = started.elapsed();
+            assert!(status.success(), "{shell:?}: {status}");
+            assert!(took >= Duration::from_millis(900), "{shell:?}: {took:?}");
+            assert!(took < Duration::from_secs(6), "{shell:?}: {took:?}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

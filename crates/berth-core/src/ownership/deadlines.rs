@@ -76,14 +76,22 @@ pub(crate) async fn current(engine: &Engine, container_id: &str) -> Result<Optio
 
 /// Records `deadline_ms` as the current deadline of container `id`: the next generation
 /// after the highest one found, compare-and-set against concurrent writers.
+/// `extra`: the container's labels; the record carries its caller labels, session id and
+/// prefix ([`crate::model::labels::record_labels`]), so a narrowed reap finds it.
 /// `GET /volumes?filters=...`, then `POST /volumes/create` (once per generation tried).
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
-pub(crate) async fn set(engine: &Engine, container_id: &str, deadline_ms: u64) -> Result<()> {
+pub(crate) async fn set(
+    engine: &Engine,
+    container_id: &str,
+    deadline_ms: u64,
+    extra: &HashMap<String, String>,
+) -> Result<()> {
     let all = records::list(engine, Some(container_id)).await?;
     let first = current_of(&all, container_id).map_or(0, |(g, _)| g + 1);
     let nonce = hex::encode(rand::random::<[u8; 16]>());
     for generation in first..first + u64::from(MAX_ATTEMPTS) {
-        let labels = HashMap::from([
+        let mut labels = crate::model::labels::record_labels(extra);
+        labels.extend([
             (MANAGED.to_string(), "true".to_string()),
             (RECORD_KIND.to_string(), KIND_DEADLINE.to_string()),
             (RECORD_CONTAINER_ID.to_string(), container_id.to_string()),

@@ -141,8 +141,9 @@ pub(crate) fn new_token() -> String {
     hex::encode(rand::random::<[u8; 16]>())
 }
 
-/// The labels of a new record. `extra` (the container's caller labels, outside berth's
-/// namespace) are copied so that records can be found by the same labels as their container.
+/// The labels of a new record. `extra` (the container's labels: its caller labels, session id
+/// and prefix, see [`crate::model::labels::record_labels`]) are copied so that records can be
+/// found by the same labels as their container.
 pub(crate) fn encode(
     container_id: &str,
     role: Role,
@@ -151,7 +152,7 @@ pub(crate) fn encode(
     generation: Option<u64>,
     extra: &HashMap<String, String>,
 ) -> HashMap<String, String> {
-    let mut l: HashMap<String, String> = crate::model::labels::caller_labels(extra);
+    let mut l: HashMap<String, String> = crate::model::labels::record_labels(extra);
     let kind = if generation.is_some() {
         KIND_DUTY
     } else {
@@ -322,10 +323,14 @@ pub(crate) enum Verdict {
 
 /// The orphan rule (`docs/design.md#ownership-and-removal`): reap when the duty holder is dead (never unknown) and no
 /// other record is alive or unknown; a dead owner's unready container is `incomplete`.
+/// A ready session whose lifetime has not ended (`lifetime_pending`: it has an `expiresAt`
+/// still in the future, see [`crate::model::lifetime::expires_at`]) is `parked` instead of
+/// reaped: its lifetime governs it once its owner is gone (`docs/design.md#parked-sessions-and-handover`).
 pub(crate) fn verdict(
     ready: bool,
     creator: Option<&Owner>,
     records: &[Record],
+    lifetime_pending: bool,
     rule: &dyn Fn(&Owner) -> Liveness,
 ) -> Verdict {
     let d = duty(creator, records);
@@ -346,8 +351,27 @@ pub(crate) fn verdict(
         Verdict::Keep("held")
     } else if !ready {
         Verdict::Reap("incomplete")
+    } else if lifetime_pending {
+        Verdict::Keep(PARKED)
     } else {
         Verdict::Reap("owner-dead")
+    }
+}
+
+/// The reason and lifecycle word of a ready session whose owner is gone and whose lifetime
+/// has not ended: kept until its deadline.
+pub(crate) const PARKED: &str = "parked";
+
+/// Where a listed session stands (`lifecycle` in `listSessions`/`peek`): `expired` (past its
+/// `expiresAt`, removed by the next reap), `parked` (owner gone, kept until its lifetime
+/// ends), `orphan` (the next reap removes it: owner dead, no live holder, no lifetime, or
+/// never ready), `held` (a live or unknown process holds it).
+pub(crate) fn lifecycle(expired: bool, v: Verdict) -> &'static str {
+    match (expired, v) {
+        (true, _) => "expired",
+        (false, Verdict::Keep(PARKED)) => PARKED,
+        (false, Verdict::Reap(_)) => "orphan",
+        (false, Verdict::Keep(_)) => "held",
     }
 }
 
@@ -586,12 +610,12 @@ mod tests {
         let alive = owner(101);
         let unknown = owner(301);
         let v = |ready, creator: &Owner, records: &[Record]| {
-            verdict(ready, Some(creator), records, &rule)
+            verdict(ready, Some(creator), records, false, &rule)
         };
         assert_eq!(v(true, &alive, &[]), Verdict::Keep("owner-alive"));
         assert_eq!(v(true, &unknown, &[]), Verdict::Keep("owner-unknown"));
         assert_eq!(
-            verdict(true, None, &[], &rule),
+            verdict(true, None, &[], false, &rule),
             Verdict::Keep("owner-unknown")
         );
         assert_eq!(v(true, &dead, &[]), Verdict::Reap("owner-dead"));
@@ -620,6 +644,24 @@ mod tests {
             v(true, &dead, &[duty_record(1, 203)]),
             Verdict::Reap("owner-dead")
         );
+        // A dead owner's session with a lifetime still to run is parked, not reaped; an
+        // unready one is still incomplete.
+        assert_eq!(
+            verdict(true, Some(&dead), &stale, true, &rule),
+            Verdict::Keep(PARKED)
+        );
+        assert_eq!(
+            verdict(false, Some(&dead), &[], true, &rule),
+            Verdict::Reap("incomplete")
+        );
+        assert_eq!(
+            verdict(true, Some(&alive), &[], true, &rule),
+            Verdict::Keep("owner-alive")
+        );
+        assert_eq!(lifecycle(false, Verdict::Keep(PARKED)), "parked");
+        assert_eq!(lifecycle(true, Verdict::Keep(PARKED)), "expired");
+        assert_eq!(lifecycle(false, Verdict::Reap("owner-dead")), "orphan");
+        assert_eq!(lifecycle(false, Verdict::Keep("held")), "held");
         // A refused record is never taken as dead.
         let mut refused = holder_record(Role::Adopter, 204);
         refused.hold = Err("foreign".into());

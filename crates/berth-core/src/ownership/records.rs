@@ -31,15 +31,15 @@ fn ready_volume(container_id: &str) -> String {
 pub(crate) const CREATION_LABELS: &str = "dev.berth.record.labels";
 
 /// Marks the container's setup as finished. `POST /volumes/create`. `container_labels` are
-/// every label the container was created with: its caller labels are copied onto the record
-/// (keys under `dev.berth.` are skipped) and the whole set is recorded as JSON under
+/// every label the container was created with: its caller labels, session id and prefix are
+/// copied onto the record (see [`crate::model::labels::record_labels`]) and the whole set is recorded as JSON under
 /// [`CREATION_LABELS`].
 pub(crate) async fn mark_ready(
     engine: &Engine,
     container_id: &str,
     container_labels: &HashMap<String, String>,
 ) -> Result<()> {
-    let mut labels: HashMap<String, String> = crate::model::labels::caller_labels(container_labels);
+    let mut labels: HashMap<String, String> = crate::model::labels::record_labels(container_labels);
     let sorted: std::collections::BTreeMap<_, _> = container_labels.iter().collect();
     labels.insert(
         CREATION_LABELS.into(),
@@ -60,6 +60,7 @@ pub(crate) async fn mark_ready(
 
 /// Whether the container's setup finished. `GET /volumes/{name}`; a volume of that name
 /// not labelled for this container does not count.
+#[cfg(test)]
 pub(crate) async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
     match engine
         .call(
@@ -74,37 +75,6 @@ pub(crate) async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool
         Err(e) => Err(engine.error("read session readiness", e)),
     }
 }
-
-/// [`is_ready`] for a container the caller has just seen exist (by inspect): an id once
-/// seen ready is answered from memory, without a request. Readiness is written once, after
-/// setup, and its record goes only with the container, whose id is never reused; so while
-/// the container exists, "ready" stays true. "Not ready" is always asked again.
-pub(crate) async fn is_ready_while_present(engine: &Engine, container_id: &str) -> Result<bool> {
-    let key = format!("{}\n{container_id}", engine.endpoint);
-    if seen_ready().lock().is_ok_and(|seen| seen.contains(&key)) {
-        return Ok(true);
-    }
-    let ready = is_ready(engine, container_id).await?;
-    if ready {
-        if let Ok(mut seen) = seen_ready().lock() {
-            if seen.len() >= SEEN_READY_MAX {
-                seen.clear();
-            }
-            seen.insert(key);
-        }
-    }
-    Ok(ready)
-}
-
-/// Containers (engine endpoint + id) this process has seen ready; bounded by clearing.
-fn seen_ready() -> &'static std::sync::Mutex<std::collections::HashSet<String>> {
-    static SEEN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
-        std::sync::OnceLock::new();
-    SEEN.get_or_init(Default::default)
-}
-
-/// How many ready containers [`is_ready_while_present`] remembers before it starts over.
-const SEEN_READY_MAX: usize = 4096;
 
 /// What the readiness record of container `container_id` says: `None` when there is none
 /// (or it is not labelled for this container), else the labels recorded at creation (`None`

@@ -84,7 +84,7 @@ impl Replacement {
             .holder
             .as_ref()
             .expect("a new replacement has a holder");
-        let mut l: HashMap<String, String> = crate::model::labels::caller_labels(extra);
+        let mut l: HashMap<String, String> = crate::model::labels::record_labels(extra);
         l.insert(MANAGED.into(), "true".into());
         l.insert(RECORD_KIND.into(), KIND_REPLACE.into());
         l.insert(
@@ -353,7 +353,7 @@ pub(crate) async fn commit(
     new_id: &str,
     extra: &HashMap<String, String>,
 ) -> Result<()> {
-    let mut l: HashMap<String, String> = crate::model::labels::caller_labels(extra);
+    let mut l: HashMap<String, String> = crate::model::labels::record_labels(extra);
     l.insert(MANAGED.into(), "true".into());
     l.insert(RECORD_KIND.into(), KIND_REPLACED.into());
     l.insert(RECORD_CONTAINER_ID.into(), old_id.into());

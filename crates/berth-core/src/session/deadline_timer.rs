@@ -6,7 +6,7 @@
 //! from the records ([`crate::ownership::deadlines`], so an extension by any handle is
 //! honoured) and removes the container by id once it has passed. A Tokio task never keeps
 //! Node alive: a process that exits first leaves the expiry to the container's own
-//! keep-alive and to any later `reapOrphans` or `listSessions`. Re-arming (after
+//! keep-alive and to any later `reapOrphans`. Re-arming (after
 //! `setTimeout`) replaces the task: the older one sees it is outdated and ends.
 //!
 //! It also remembers, per engine and container name, the sessions this process removed for

@@ -86,7 +86,7 @@ pub const TIMER_SLACK_MS: u64 = 250;
 /// After this process stopped container `id`, arms the timer that removes it once its
 /// `removeAfterStopMs` has passed (nothing when it has none, or when this process holds no
 /// duty for it). The timer is a Tokio task: it never keeps Node alive (a process that exits
-/// first leaves the expiry to any later `reapOrphans` or `listSessions`).
+/// first leaves the expiry to any later `reapOrphans`).
 ///
 /// When it fires it inspects the container (`GET /containers/{id}/json`) and removes it
 /// (`DELETE /containers/{id}?force=true&v=true`, then its records) only when it is still

@@ -19,7 +19,8 @@ impl Session {
     /// since the epoch.
     ///
     /// Owner or inheritor only: an adopted handle gets `E_SESSION_BUSY` (`reason:
-    /// 'not-owner'`) with no engine call. A removed session is `E_SESSION_NOT_FOUND`; one
+    /// 'not-owner'`) with no engine call, and so does an owner whose duty another process took
+    /// over by a handover since (after one `GET /volumes?filters=...`). A removed session is `E_SESSION_NOT_FOUND`; one
     /// already past its deadline is removed by id and answered `E_SESSION_NOT_FOUND` with
     /// `details.reason: 'expired'` (an extension never revives it).
     ///
@@ -45,6 +46,9 @@ impl Session {
     async fn set_timeout_within(&self, engine: &Engine, ms: u64) -> Result<u64> {
         let mut state = self.state.lock().await;
         self.owner_only(state.is_done())?;
+        if !self.still_owns(engine).await? {
+            return Err(self.not_owner());
+        }
         let Some(c) = inspect(engine, &self.id).await? else {
             state.mark_done();
             process_duty::forget(&self.id);
@@ -64,19 +68,19 @@ impl Session {
             });
         }
         let deadline = deadline_timer::now_ms().saturating_add(ms);
+        let labels = c
+            .body
+            .config
+            .as_ref()
+            .and_then(|cfg| cfg.labels.clone())
+            .unwrap_or_default();
         if f.state == "running" {
-            let labels = c
-                .body
-                .config
-                .as_ref()
-                .and_then(|cfg| cfg.labels.clone())
-                .unwrap_or_default();
             // A root container's channel is root's: the write goes over it when it can.
             let channels = c.runs_as_root().then(|| self.commands());
             keepalive::write_deadline(engine, &self.id, &self.name, &labels, deadline, channels)
                 .await?;
         }
-        deadlines::set(engine, &self.id, deadline).await?;
+        deadlines::set(engine, &self.id, deadline, &labels).await?;
         drop(state);
         deadline_timer::arm(&self.engine, &self.id);
         Ok(deadline)

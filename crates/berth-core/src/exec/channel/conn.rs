@@ -13,7 +13,7 @@
 //! open), once per channel; `POST /containers/{id}/exec` for the tree kills after a death.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,8 +32,17 @@ use crate::model::errors::{Error, Result};
 
 /// How long the helper may take to say hello, in milliseconds.
 const HELLO_TIMEOUT_MS: u64 = 10_000;
-/// How long the helper may take to answer `STARTED` or `FALLBACK`, in milliseconds.
+/// How long the helper may take to answer `STARTED` or `FALLBACK`, in milliseconds (an upper
+/// bound: the command's deadline or abort comes first; a start left unanswered this long
+/// condemns the channel even when its caller went away sooner).
 const START_TIMEOUT_MS: u64 = 10_000;
+/// How long the rest of a frame may take once its first byte came, in milliseconds: the helper
+/// writes each frame whole, so a frame left half-sent this long is a broken or forged helper.
+const PARTIAL_FRAME_TIMEOUT_MS: u64 = 5_000;
+/// Largest payload berth accepts from the helper, in bytes: its data frames carry at most
+/// [`protocol::CHUNK_BYTES`], its other frames a few bytes or a short message. A larger claimed
+/// length cuts the channel before anything is buffered for it.
+pub(crate) const HELPER_MAX_PAYLOAD_BYTES: usize = protocol::CHUNK_BYTES;
 /// Most bytes of queued frames the writer gathers into one write.
 const WRITE_BATCH_BYTES: usize = 1024 * 1024;
 /// stdin bytes per `STDIN` frame.
@@ -50,8 +59,12 @@ pub(crate) enum OpenFailure {
 
 /// What starting a command came to.
 pub(crate) enum Started {
-    /// Running: its output, exit code and marker.
-    Running(CommandOutput, oneshot::Receiver<Result<i64>>),
+    /// Running: its output, its exit code, and a token cancelled if the channel is lost.
+    Running(
+        CommandOutput,
+        oneshot::Receiver<Result<i64>>,
+        CancellationToken,
+    ),
     /// The helper could not start it (no such program, a bad `cwd`): the engine runs it and
     /// reports what it reports.
     Fallback,
@@ -62,17 +75,75 @@ pub(crate) enum Started {
 /// A command the reader still routes frames to.
 struct Pending {
     started: Option<oneshot::Sender<bool>>,
+    /// The command's output queue: never holds more than `credit` allows (checked in
+    /// [`Reader::route`]), so it is bounded though unbounded in type.
     data: mpsc::UnboundedSender<Item>,
     exit: Option<oneshot::Sender<Result<i64>>>,
     marker: String,
+    /// What the helper may still send on each stream, shared with the command's reader.
+    credit: Arc<Credit>,
+    /// Cancelled when the command is lost with its channel (see [`Launched::gone`]).
+    gone: CancellationToken,
 }
 
-/// An open channel.
+/// An open channel. Dropping it cuts it (see [`Channel::cut`]).
 pub(crate) struct Channel {
     writer: mpsc::UnboundedSender<Vec<u8>>,
     pending: Arc<Mutex<HashMap<u32, Pending>>>,
-    alive: Arc<AtomicBool>,
+    health: Health,
     next_id: AtomicU32,
+}
+
+/// A channel's state, shared by its handle, its reader and the watchers of unanswered starts.
+#[derive(Clone)]
+struct Health {
+    alive: Arc<AtomicBool>,
+    /// Set when the helper broke the protocol or left a start unanswered (as opposed to its
+    /// stream ending): the pool then backs off ([`super::CommandChannels`]).
+    misbehaved: Arc<AtomicBool>,
+    /// Cancelled to end the channel at once: the reader stops, the connection is closed, and
+    /// the helper's and its commands' process trees are killed.
+    cut: CancellationToken,
+}
+
+impl Health {
+    /// Cuts the channel because the helper misbehaved.
+    fn condemn(&self) {
+        self.misbehaved.store(true, Ordering::Release);
+        self.alive.store(false, Ordering::Release);
+        self.cut.cancel();
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        self.cut();
+    }
+}
+
+/// Per-stream credit the host granted the helper, in bytes (stdout, stderr).
+#[derive(Default)]
+pub(crate) struct Credit([AtomicI64; 2]);
+
+impl Credit {
+    fn new() -> Self {
+        let c = Credit::default();
+        for s in &c.0 {
+            s.store(i64::from(protocol::INITIAL_CREDIT), Ordering::Relaxed);
+        }
+        c
+    }
+
+    /// Grants `n` more bytes on stream `which` ([`protocol::WHICH_STDOUT`] or `WHICH_STDERR`).
+    pub(crate) fn grant(&self, which: u8, n: usize) {
+        self.0[usize::from(which == protocol::WHICH_STDERR)].fetch_add(n as i64, Ordering::AcqRel);
+    }
+
+    /// Takes `n` bytes off stream `which`; `false` when that is past what was granted.
+    fn take(&self, which: u8, n: usize) -> bool {
+        self.0[usize::from(which == protocol::WHICH_STDERR)].fetch_sub(n as i64, Ordering::AcqRel)
+            >= n as i64
+    }
 }
 
 impl Channel {
@@ -112,7 +183,9 @@ impl Channel {
         match hello {
             Ok(Ok(Some(f))) if f.kind == protocol::HELLO && f.payload == protocol::MAGIC => {}
             _ => {
-                launch::kill_tree(engine, id, &launched.marker).await;
+                // In the background: a mute or forged helper costs the command no more time.
+                drop(output);
+                launch::spawn_kill_tree(engine, id, &launched.marker);
                 return Err(OpenFailure::Unsupported);
             }
         }
@@ -143,11 +216,15 @@ impl Channel {
             let _ = input.shutdown().await;
         });
         let pending: Arc<Mutex<HashMap<u32, Pending>>> = Arc::default();
-        let alive = Arc::new(AtomicBool::new(true));
+        let health = Health {
+            alive: Arc::new(AtomicBool::new(true)),
+            misbehaved: Arc::default(),
+            cut: CancellationToken::new(),
+        };
         let reader = Reader {
             pending: pending.clone(),
-            alive: alive.clone(),
-            engine: engine.clone(),
+            health: health.clone(),
+            engine: engine.detached(),
             container: id.to_string(),
             marker: launched.marker,
             ended,
@@ -156,28 +233,54 @@ impl Channel {
         Ok(Channel {
             writer,
             pending,
-            alive,
+            health,
             next_id: AtomicU32::new(1),
         })
     }
 
     /// Whether the helper's stream is still open.
     pub fn alive(&self) -> bool {
-        self.alive.load(Ordering::Acquire) && !self.writer.is_closed()
+        self.health.alive.load(Ordering::Acquire) && !self.writer.is_closed()
     }
 
-    /// Sends `request` (and `stdin`, then its end) and waits for the helper's answer.
-    pub async fn start(&self, request: &Request, stdin: Option<&[u8]>) -> Started {
+    /// Whether the channel ended because the helper broke the protocol (garbage, a claimed
+    /// length over [`HELPER_MAX_PAYLOAD_BYTES`], output past its credit, a half-sent frame, a
+    /// start left unanswered), not because its stream ended.
+    pub fn misbehaved(&self) -> bool {
+        self.health.misbehaved.load(Ordering::Acquire)
+    }
+
+    /// Ends the channel now: the reader stops and closes the engine connection, every command
+    /// still on it ends with `E_ENGINE` (`command channel`), and the helper's and those
+    /// commands' process trees are killed in the background. Idempotent.
+    pub fn cut(&self) {
+        self.health.alive.store(false, Ordering::Release);
+        self.health.cut.cancel();
+    }
+
+    /// Sends `request` (and `stdin`, then its end) and waits for the helper's answer, for at
+    /// most [`START_TIMEOUT_MS`] and no longer than `engine`'s deadline or signal allow.
+    ///
+    /// Errors: the scope's `E_EXEC_TIMEOUT` / `E_ABORTED` (the command is killed if it starts
+    /// later; a start left unanswered past [`START_TIMEOUT_MS`] still condemns the channel).
+    pub async fn start(
+        &self,
+        engine: &Engine,
+        request: &Request,
+        stdin: Option<&[u8]>,
+    ) -> Result<Started> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (started_tx, started_rx) = oneshot::channel();
+        let (started_tx, mut started_rx) = oneshot::channel();
         let (data_tx, data_rx) = mpsc::unbounded_channel();
         let (exit_tx, exit_rx) = oneshot::channel();
+        let credit = Arc::new(Credit::new());
+        let gone = CancellationToken::new();
         {
             let Ok(mut pending) = self.pending.lock() else {
-                return Started::Broken;
+                return Ok(Started::Broken);
             };
             if !self.alive() {
-                return Started::Broken;
+                return Ok(Started::Broken);
             }
             pending.insert(
                 id,
@@ -186,6 +289,8 @@ impl Channel {
                     data: data_tx,
                     exit: Some(exit_tx),
                     marker: String::from_utf8_lossy(&request.marker).into_owned(),
+                    credit: credit.clone(),
+                    gone: gone.clone(),
                 },
             );
         }
@@ -198,32 +303,57 @@ impl Channel {
             protocol::frame(&mut frames, id, protocol::STDIN_END, &[]);
         }
         if self.writer.send(frames).is_err() {
-            return Started::Broken;
+            return Ok(Started::Broken);
         }
-        let answer =
-            tokio::time::timeout(Duration::from_millis(START_TIMEOUT_MS), started_rx).await;
-        match answer {
+        let sent = tokio::time::Instant::now();
+        let bound = Duration::from_millis(START_TIMEOUT_MS);
+        let answer = engine
+            .step(async { Ok(tokio::time::timeout(bound, &mut started_rx).await) })
+            .await;
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => {
+                // The caller's deadline or abort came first: it settles now. The answer is still
+                // awaited in the background: a command that starts is killed, and a start left
+                // unanswered past the bound condemns the channel, as if the caller had waited.
+                let (health, writer) = (self.health.clone(), self.writer.clone());
+                tokio::spawn(async move {
+                    let answer = tokio::time::timeout_at(sent + bound, started_rx).await;
+                    match answer {
+                        Ok(Ok(true)) => {
+                            let mut kill = Vec::new();
+                            protocol::frame(&mut kill, id, protocol::KILL, &[]);
+                            let _ = writer.send(kill);
+                        }
+                        Ok(_) => {}
+                        Err(_) => health.condemn(),
+                    }
+                });
+                return Err(e);
+            }
+        };
+        Ok(match answer {
             Ok(Ok(true)) => Started::Running(
-                CommandOutput::new(id, data_rx, self.writer.clone()),
+                CommandOutput::new(id, data_rx, self.writer.clone(), credit),
                 exit_rx,
+                gone,
             ),
             Ok(Ok(false)) => Started::Fallback,
-            _ => {
+            Ok(Err(_)) => Started::Broken,
+            Err(_) => {
                 // No answer: the channel cannot be trusted any more.
-                self.alive.store(false, Ordering::Release);
-                let mut kill = Vec::new();
-                protocol::frame(&mut kill, id, protocol::KILL, &[]);
-                let _ = self.writer.send(kill);
+                self.health.condemn();
                 Started::Broken
             }
-        }
+        })
     }
 }
 
 /// Reads frames from the helper until its stream ends, routing each to its command.
 struct Reader {
     pending: Arc<Mutex<HashMap<u32, Pending>>>,
-    alive: Arc<AtomicBool>,
+    health: Health,
+    /// Detached: the kills after a channel's end are bounded by per-request timeouts only.
     engine: Engine,
     container: String,
     marker: Marker,
@@ -233,32 +363,49 @@ struct Reader {
 impl Reader {
     async fn run(self, mut output: ExecOutputStream, mut buf: Vec<u8>) {
         let why = loop {
-            match next_frame(&mut output, &mut buf).await {
+            let frame = tokio::select! {
+                biased;
+                _ = self.health.cut.cancelled() => break if self.health.misbehaved.load(Ordering::Acquire) {
+                    "the command helper left a command unanswered".to_string()
+                } else {
+                    "the command channel was closed".to_string()
+                },
+                f = next_frame(&mut output, &mut buf) => f,
+            };
+            match frame {
                 Ok(Some(f)) => {
                     if let Err(why) = self.route(f) {
+                        self.health.misbehaved.store(true, Ordering::Release);
                         break why;
                     }
                 }
                 Ok(None) => break "the command helper's stream ended".to_string(),
-                Err(e) => break e,
+                Err(Broke::Engine(e)) => break e,
+                Err(Broke::Helper(e)) => {
+                    self.health.misbehaved.store(true, Ordering::Release);
+                    break e;
+                }
             }
         };
-        self.alive.store(false, Ordering::Release);
+        self.health.alive.store(false, Ordering::Release);
         self.ended.cancel();
         drop(output);
+        drop(buf);
         let lost: Vec<Pending> = match self.pending.lock() {
             Ok(mut p) => p.drain().map(|(_, v)| v).collect(),
             Err(_) => Vec::new(),
         };
-        // A helper that ended with nothing running (its session went away) needs no kill.
+        // A helper that ended with nothing running (its session went away) needs no kill; one
+        // that misbehaved may still run (a forged one ignores its closed stdin).
         let mut markers = Vec::new();
-        if !lost.is_empty() {
+        if !lost.is_empty() || self.health.misbehaved.load(Ordering::Acquire) {
             markers.push(self.marker.clone());
         }
         for mut p in lost {
             if let Some(tx) = p.exit.take() {
                 let _ = tx.send(Err(lost_error(&why)));
             }
+            p.gone.cancel();
             // The helper runs every command as its own user: the kill runs as that user too.
             markers.push(Marker {
                 value: p.marker,
@@ -293,6 +440,17 @@ impl Reader {
                 }
             }
             protocol::STDOUT | protocol::STDERR => {
+                let which = if f.kind == protocol::STDOUT {
+                    protocol::WHICH_STDOUT
+                } else {
+                    protocol::WHICH_STDERR
+                };
+                if p.started.is_some() || !p.credit.take(which, f.payload.len()) {
+                    return Err(format!(
+                        "the command helper sent output past its credit (stream {})",
+                        f.id
+                    ));
+                }
                 let message = Bytes::from(f.payload);
                 let item = if f.kind == protocol::STDOUT {
                     LogOutput::StdOut { message }
@@ -333,23 +491,66 @@ impl Reader {
     }
 }
 
+/// Why reading the helper's stream stopped.
+#[derive(Debug)]
+enum Broke {
+    /// The engine's stream failed.
+    Engine(String),
+    /// The helper broke the protocol.
+    Helper(String),
+}
+
 /// The next frame of the helper's stdout (its stderr is ignored: the helper never writes there,
-/// and an engine's own complaint about a helper that cannot start is not a frame).
+/// and an engine's own complaint about a helper that cannot start is not a frame). A claimed
+/// length over [`HELPER_MAX_PAYLOAD_BYTES`] is refused before anything is buffered for it, so
+/// `buf` never holds more than one frame's worth plus one engine chunk; a frame left half-sent
+/// for [`PARTIAL_FRAME_TIMEOUT_MS`] is refused too.
 async fn next_frame(
     output: &mut ExecOutputStream,
     buf: &mut Vec<u8>,
-) -> std::result::Result<Option<Frame>, String> {
+) -> std::result::Result<Option<Frame>, Broke> {
     loop {
-        if let Some(f) = protocol::next_frame(buf)? {
+        if let Some(len) = buf.get(5..protocol::HEADER_BYTES) {
+            let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+            if len > HELPER_MAX_PAYLOAD_BYTES {
+                return Err(Broke::Helper(format!(
+                    "the command helper claimed a frame of {len} bytes (the limit is {HELPER_MAX_PAYLOAD_BYTES})"
+                )));
+            }
+        }
+        if let Some(f) = protocol::next_frame(buf).map_err(Broke::Helper)? {
             return Ok(Some(f));
         }
-        match output.next().await {
+        let next = if buf.is_empty() {
+            output.next().await
+        } else {
+            match tokio::time::timeout(
+                Duration::from_millis(PARTIAL_FRAME_TIMEOUT_MS),
+                output.next(),
+            )
+            .await
+            {
+                Ok(n) => n,
+                Err(_) => {
+                    return Err(Broke::Helper(format!(
+                    "the command helper left a frame half-sent for {PARTIAL_FRAME_TIMEOUT_MS} ms"
+                )))
+                }
+            }
+        };
+        match next {
             Some(Ok(LogOutput::StdOut { message } | LogOutput::Console { message })) => {
                 buf.extend_from_slice(&message)
             }
             Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(format!("reading the command channel: {e}")),
-            None => return Ok(None),
+            Some(Err(e)) => return Err(Broke::Engine(format!("reading the command channel: {e}"))),
+            None if buf.is_empty() => return Ok(None),
+            // A helper killed mid-write (not a protocol breach: the next command opens another).
+            None => {
+                return Err(Broke::Engine(
+                    "the command helper's stream ended mid-frame".into(),
+                ))
+            }
         }
     }
 }

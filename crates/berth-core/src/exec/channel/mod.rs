@@ -13,13 +13,21 @@
 //! It answers `None`, and the caller takes the engine exec path, for that command:
 //! `BERTH_COMMAND_CHANNEL=0` in berth's environment; stdin over [`MAX_STDIN_BYTES`]; no helper
 //! in this build (a host other than Linux), an image of another architecture or a container the
-//! engine would not copy it into ([`install`]; not tried again on this handle); a helper that
-//! did not start for that user (a noexec `/run`, an unknown user: not tried again for that
-//! user); a channel the engine would not open (a stopped container: the engine path reports
-//! it); a command the helper could not start (no such program, a bad `cwd`: the engine reports
-//! what it reports); a channel that broke before answering (dropped; one fresh channel is tried
-//! first). A channel that dies while a command runs ends that command with `E_ENGINE`
-//! (operation `command channel`) after a tree kill; the next command opens a new channel.
+//! engine would not copy it into ([`install`]; not tried again on this handle); a user whose
+//! helper failed (see below); a channel the engine would not open (a stopped container: the
+//! engine path reports it); a command the helper could not start (no such program, a bad
+//! `cwd`: the engine reports what it reports); a channel that broke before answering (dropped;
+//! one fresh channel is tried first). A channel that dies while a command runs ends that
+//! command with `E_ENGINE` (operation `command channel`) after a tree kill; the next command
+//! opens a new channel.
+//!
+//! **A failed helper is not retried on every command.** The sandbox's root can replace the
+//! helper, so nothing it sends is trusted ([`conn`]). A helper that did not say hello, left a
+//! start unanswered for [`conn`]'s bound, or broke the protocol (garbage, a claimed length over
+//! the limit, output past its credit, a half-sent frame) puts its user in back-off: that user's
+//! commands take the engine path for [`BACKOFF_FIRST_MS`], doubling with each failure up to
+//! [`BACKOFF_MAX_MS`]; the next channel after a back-off copies the helper again first (so a
+//! replaced binary is overwritten with berth's own before it is trusted again).
 //!
 //! Engine calls: see [`install`] (once per handle) and [`conn`] (once per channel); nothing per
 //! command.
@@ -28,21 +36,27 @@ pub mod conn;
 pub mod install;
 pub mod output;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use berth_agent::protocol::Request;
+use berth_agent::protocol::{self, Request};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use crate::engine::connection::Engine;
 use crate::exec::channel::conn::{Channel, OpenFailure, Started};
 use crate::exec::launch::{Exit, Launched, Marker};
 use crate::exec::ExecOptions;
-use crate::model::errors::Result;
+use crate::model::errors::{Error, Result};
 
 /// Largest stdin carried over a channel, in bytes (16 MiB; the helper holds what the command
 /// has not read yet); larger ones take the engine path.
 pub(crate) const MAX_STDIN_BYTES: usize = 16 * 1024 * 1024;
+/// The first back-off of a user whose helper failed, in milliseconds.
+pub(crate) const BACKOFF_FIRST_MS: u64 = 30_000;
+/// The longest back-off, in milliseconds (10 minutes).
+pub(crate) const BACKOFF_MAX_MS: u64 = 600_000;
 
 type Slot = Arc<tokio::sync::Mutex<Option<Arc<Channel>>>>;
 
@@ -52,33 +66,112 @@ pub(crate) struct CommandChannels(Arc<Inner>);
 
 #[derive(Default)]
 struct Inner {
-    /// Whether the helper is installed: `None` until the first command tried.
+    /// Whether the helper is installed: `None` until the first command tried (and again after
+    /// a helper failed, so the copy is made again).
     installed: tokio::sync::Mutex<Option<bool>>,
     /// The channel of each user (`None`: the container's user).
     slots: Mutex<HashMap<Option<String>, Slot>>,
-    /// Users whose helper did not start.
-    unsupported: Mutex<HashSet<Option<String>>>,
+    /// Users whose helper failed: the engine path until `until`.
+    backoff: Mutex<HashMap<Option<String>, Backoff>>,
+    /// Cancelled when the session is being removed: the commands launched until then are gone.
+    gone: Mutex<CancellationToken>,
+    /// Set once the session was removed: no channel is opened any more.
+    removed: std::sync::atomic::AtomicBool,
+}
+
+/// One user's back-off after a failed helper.
+#[derive(Clone, Copy)]
+struct Backoff {
+    until: tokio::time::Instant,
+    /// The next back-off's length, in milliseconds.
+    next_ms: u64,
 }
 
 impl CommandChannels {
-    /// Closes every channel of this handle: each helper sees its input end and exits, and a
-    /// command still running over one is ended like one whose channel broke (its tree killed,
-    /// `E_ENGINE`). The next command opens a channel again.
+    /// Closes every channel of this handle at once ([`Channel::cut`]): its engine connection
+    /// closes, a command still running over one ends like one whose channel broke (its tree
+    /// killed, `E_ENGINE`), and the helper's processes are killed. No engine call but the
+    /// kills. The next command opens a channel again.
     pub(crate) fn close(&self) {
-        if let Ok(mut slots) = self.0.slots.lock() {
-            slots.clear();
+        let slots: Vec<Slot> = match self.0.slots.lock() {
+            Ok(mut slots) => slots.drain().map(|(_, s)| s).collect(),
+            Err(_) => Vec::new(),
+        };
+        for slot in slots {
+            // A slot being opened right now is dropped with the map; its channel is cut on drop.
+            if let Ok(mut s) = slot.try_lock() {
+                if let Some(c) = s.take() {
+                    c.cut();
+                }
+            }
         }
     }
 
+    /// [`Self::close`], right before the session's container is removed: every command
+    /// launched through this handle until now (over a channel or the engine) is gone
+    /// ([`Launched::gone`]), so a spawn whose output nobody reads drops its engine stream and
+    /// settles (the engine would otherwise hold the removal for a reader). Later commands are
+    /// not affected (a removal that fails leaves the session usable).
+    pub(crate) fn removing(&self) {
+        if let Ok(mut g) = self.0.gone.lock() {
+            std::mem::take(&mut *g).cancel();
+        }
+        self.close();
+    }
+
+    /// [`Self::close`], once the session's container is removed: no channel opens again.
+    pub(crate) fn removed(&self) {
+        self.0
+            .removed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.close();
+    }
+
+    /// The token a command launched through this handle's engine path is gone with.
+    pub(crate) fn gone(&self) -> CancellationToken {
+        self.0
+            .gone
+            .lock()
+            .map(|g| g.child_token())
+            .unwrap_or_default()
+    }
+
+    /// Whether `user` is in back-off (its commands take the engine path).
+    fn backing_off(&self, user: &Option<String>) -> bool {
+        self.0
+            .backoff
+            .lock()
+            .ok()
+            .and_then(|b| b.get(user).copied())
+            .is_some_and(|b| tokio::time::Instant::now() < b.until)
+    }
+
+    /// Puts `user` in back-off after its helper failed, and has the helper copied again
+    /// before the next channel.
+    async fn failed(&self, user: &Option<String>) {
+        if let Ok(mut all) = self.0.backoff.lock() {
+            let ms = all.get(user).map_or(BACKOFF_FIRST_MS, |b| b.next_ms);
+            all.insert(
+                user.clone(),
+                Backoff {
+                    until: tokio::time::Instant::now() + Duration::from_millis(ms),
+                    next_ms: (ms * 2).min(BACKOFF_MAX_MS),
+                },
+            );
+        }
+        *self.0.installed.lock().await = None;
+    }
+
     /// The live channel of `user`, opened (and the helper installed) when needed; `None` when
-    /// the command must take the engine path. A channel found dead is replaced.
+    /// the command must take the engine path. A channel found dead is replaced, unless its
+    /// helper misbehaved (then the user backs off).
     async fn channel(
         &self,
         engine: &Engine,
         id: &str,
         user: &Option<String>,
     ) -> Option<Arc<Channel>> {
-        if self.0.unsupported.lock().ok()?.contains(user) {
+        if self.0.removed.load(std::sync::atomic::Ordering::Acquire) || self.backing_off(user) {
             return None;
         }
         {
@@ -103,7 +196,13 @@ impl CommandChannels {
         if let Some(c) = slot.as_ref().filter(|c| c.alive()) {
             return Some(c.clone());
         }
-        *slot = None;
+        if let Some(dead) = slot.take() {
+            if dead.misbehaved() {
+                drop(slot);
+                self.failed(user).await;
+                return None;
+            }
+        }
         match Channel::open(engine, id, user.as_deref(), install::path()).await {
             Ok(c) => {
                 let c = Arc::new(c);
@@ -111,9 +210,8 @@ impl CommandChannels {
                 Some(c)
             }
             Err(OpenFailure::Unsupported) => {
-                if let Ok(mut u) = self.0.unsupported.lock() {
-                    u.insert(user.clone());
-                }
+                drop(slot);
+                self.failed(user).await;
                 None
             }
             Err(OpenFailure::Engine) => None,
@@ -121,23 +219,59 @@ impl CommandChannels {
     }
 }
 
-/// Starts `argv` over `channels` in container `id`; `None` when the command must take the
+/// The bytes a `START` carrying `argv` and `opts` takes (its marker is 24 hex digits), as
+/// [`Request::encode`] lays it out.
+fn request_bytes(argv: &[String], opts: &ExecOptions) -> usize {
+    let strings = |n: usize| 4 + n;
+    strings(24)
+        + strings(opts.cwd.as_deref().map_or(0, str::len))
+        + 4
+        + opts
+            .env
+            .iter()
+            .map(|(k, v)| strings(k.len()) + strings(v.len()))
+            .sum::<usize>()
+        + 4
+        + argv.iter().map(|a| strings(a.len())).sum::<usize>()
+        + 1
+}
+
+/// Refuses a command whose argv, env and cwd together are over one request's limit
+/// ([`protocol::MAX_PAYLOAD_BYTES`], 8 MiB), before anything is sent, on either path (the
+/// helper would drop the channel; the engine's own limits differ by engine).
+/// Errors: `E_INVALID_ARGUMENT` (field `argv`) naming the size and the limit in bytes.
+pub(crate) fn validate_request_size(argv: &[String], opts: &ExecOptions) -> Result<()> {
+    let n = request_bytes(argv, opts);
+    if n > protocol::MAX_PAYLOAD_BYTES {
+        return Err(Error::invalid(
+            "argv",
+            format!(
+                "argv, env and cwd come to {n} bytes, over the limit of {} bytes for one command",
+                protocol::MAX_PAYLOAD_BYTES
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Starts `argv` over `channels` in container `id`; `Ok(None)` when the command must take the
 /// engine path (see the module doc). The result's input is a sink: `opts.stdin` went with the
-/// request.
+/// request. Errors: `engine`'s `E_EXEC_TIMEOUT` / `E_ABORTED` while waiting for the helper.
 pub(crate) async fn launch(
     channels: &CommandChannels,
     engine: &Engine,
     id: &str,
     argv: &[String],
     opts: &ExecOptions,
-) -> Option<Launched> {
+) -> Result<Option<Launched>> {
     if disabled()
         || opts
             .stdin
             .as_ref()
             .is_some_and(|s| s.len() > MAX_STDIN_BYTES)
+        || request_bytes(argv, opts) > protocol::MAX_PAYLOAD_BYTES
     {
-        return None;
+        return Ok(None);
     }
     let marker = hex::encode(rand::random::<[u8; 12]>());
     let request = Request {
@@ -153,10 +287,15 @@ pub(crate) async fn launch(
     };
     // A channel that broke before answering is replaced once.
     for _ in 0..2 {
-        let channel = channels.channel(engine, id, &opts.user).await?;
-        match channel.start(&request, opts.stdin.as_deref()).await {
-            Started::Running(output, exit) => {
-                return Some(Launched {
+        let Some(channel) = channels.channel(engine, id, &opts.user).await else {
+            return Ok(None);
+        };
+        match channel
+            .start(engine, &request, opts.stdin.as_deref())
+            .await?
+        {
+            Started::Running(output, exit, gone) => {
+                return Ok(Some(Launched {
                     exit: Exit::Channel(exit),
                     marker: Marker {
                         value: marker,
@@ -164,13 +303,14 @@ pub(crate) async fn launch(
                     },
                     output: Box::pin(output),
                     input: Box::pin(tokio::io::sink()),
-                })
+                    gone,
+                }))
             }
-            Started::Fallback => return None,
+            Started::Fallback => return Ok(None),
             Started::Broken => continue,
         }
     }
-    None
+    Ok(None)
 }
 
 /// The exit code a channel's reader hands over (see [`Exit::code`]).
@@ -183,4 +323,32 @@ pub(crate) async fn exit_code(rx: oneshot::Receiver<Result<i64>>) -> Result<i64>
 /// benchmark's comparison and for troubleshooting).
 fn disabled() -> bool {
     std::env::var_os("BERTH_COMMAND_CHANNEL").is_some_and(|v| v == "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_size_is_what_encode_makes() {
+        let mut opts = ExecOptions {
+            cwd: Some("/tmp".into()),
+            ..Default::default()
+        };
+        opts.env.insert("A".into(), "xyz".into());
+        let argv = vec!["sh".to_string(), "-c".into(), "echo hi".into()];
+        let r = Request {
+            marker: vec![b'0'; 24],
+            cwd: b"/tmp".to_vec(),
+            env: vec![(b"A".to_vec(), b"xyz".to_vec())],
+            argv: argv.iter().map(|a| a.clone().into_bytes()).collect(),
+            stdin: false,
+        };
+        assert_eq!(request_bytes(&argv, &opts), r.encode().len());
+        assert!(validate_request_size(&argv, &opts).is_ok());
+        let big = vec!["x".repeat(protocol::MAX_PAYLOAD_BYTES)];
+        let e = validate_request_size(&big, &ExecOptions::default()).unwrap_err();
+        assert_eq!(e.code(), "E_INVALID_ARGUMENT");
+        assert!(e.to_string().contains("8388608 bytes"), "{e}");
+    }
 }

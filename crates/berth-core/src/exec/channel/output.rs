@@ -7,12 +7,15 @@
 //! process group and drops the rest of its output.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use berth_agent::protocol;
 use bollard::container::LogOutput;
 use futures_util::Stream;
 use tokio::sync::mpsc;
+
+use crate::exec::channel::conn::Credit;
 
 /// One output item, as the engine path's stream yields it.
 pub(crate) type Item = std::result::Result<LogOutput, bollard::errors::Error>;
@@ -22,20 +25,24 @@ pub(crate) struct CommandOutput {
     id: u32,
     rx: mpsc::UnboundedReceiver<Item>,
     writer: mpsc::UnboundedSender<Vec<u8>>,
+    credit: Arc<Credit>,
     ended: bool,
 }
 
 impl CommandOutput {
-    /// The output of command `id`, whose frames arrive on `rx`; `writer` reaches the helper.
+    /// The output of command `id`, whose frames arrive on `rx`; `writer` reaches the helper;
+    /// `credit` is what the channel's reader lets the helper send (granted here, taken there).
     pub fn new(
         id: u32,
         rx: mpsc::UnboundedReceiver<Item>,
         writer: mpsc::UnboundedSender<Vec<u8>>,
+        credit: Arc<Credit>,
     ) -> Self {
         CommandOutput {
             id,
             rx,
             writer,
+            credit,
             ended: false,
         }
     }
@@ -71,6 +78,8 @@ impl Stream for CommandOutput {
 
 impl CommandOutput {
     fn grant(&self, which: u8, n: usize) {
+        // Counted before it is sent, so the reader never refuses what the helper was allowed.
+        self.credit.grant(which, n);
         let mut payload = vec![which];
         payload.extend_from_slice(&(n as u32).to_le_bytes());
         self.send(protocol::CREDIT, &payload);

@@ -40,6 +40,9 @@ pub(crate) enum Outcome<T> {
     Done(T),
     /// A directory is at the path (`E_INVALID_ARGUMENT` for the caller).
     IsDir,
+    /// A write came out short of its size (a full disk: `E_NO_SPACE` for the caller); the
+    /// temporary file is removed and the old file untouched.
+    NoSpace,
     /// The channel cannot do it: take the archive path.
     Fallback,
 }
@@ -149,6 +152,7 @@ impl Channel {
             Status::Ok => Outcome::Done(()),
             Status::IsDir => Outcome::IsDir,
             Status::Fail => Outcome::Fallback,
+            Status::NoSpace => Outcome::NoSpace,
             other => return Err(broken(format!("unexpected reply {other:?} to a write"))),
         })
     }
@@ -182,13 +186,14 @@ impl Channel {
                     _ => Outcome::Fallback,
                 })
             }
-            Status::Ok => Err(broken("unexpected reply Ok to a read".into())),
+            Status::Ok | Status::NoSpace => Err(broken("unexpected reply to a read".into())),
         }
     }
 
     /// Writes `data` (at most [`proto::MAX_WRITE_BYTES`]) to the normalised `path` with
     /// `mode` (`None`: an existing file's, 0644 for a new one), creating missing parents;
-    /// atomic (a temporary name in the same directory, renamed over `path`). An `Err` means the channel is unusable now: drop it.
+    /// atomic (a temporary name in the same directory, renamed over `path`, once its size is
+    /// checked: `NoSpace` when it came out short). An `Err` means the channel is unusable now: drop it.
     /// Errors: `E_ABORTED` (`cancel` fired), `E_ENGINE` (timeout, broken channel).
     pub async fn write(
         &mut self,

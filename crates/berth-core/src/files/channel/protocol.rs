@@ -28,9 +28,10 @@ pub(crate) fn max_data_chars(max_bytes: u64) -> usize {
     4 * (max_bytes as usize).div_ceil(3)
 }
 
-/// The channel's script (`sh -c`). Writes: `w`, path, octal mode, base64 data, one line each;
-/// replies `ok`, `isdir` (a directory at the path) or `fail` (anything else: the caller takes
-/// the archive path, which knows why). Reads: `r`, path, size limit; replies `data` then the
+/// The channel's script (`sh -c`). Writes: `w`, path, octal mode, size in bytes, base64 data,
+/// one line each; replies `ok`, `isdir` (a directory at the path), `nospace` (the temporary
+/// file came out shorter than the size: a full disk, removed, the old file untouched) or
+/// `fail` (anything else: the caller takes the archive path, which knows why). Reads: `r`, path, size limit; replies `data` then the
 /// base64 lines and `.`, or `absent` (and the parent directory is searchable by the user),
 /// `isdir`, `big` (over the limit) or `fail` (not a regular file, unreadable, a dangling
 /// link, a parent the user may not search). A read opens the file once (descriptor 3) and
@@ -54,21 +55,25 @@ while IFS= read -r op; do
   case "$op" in
   w)
     IFS= read -r m || exit 0
+    IFS= read -r n || exit 0
     IFS= read -r d || exit 0
     if [ -d "$p" ]; then echo isdir; continue; fi
-    q=${p%/*}; t=${q:-}/.berth-tmp-$$-$k; k=$((k+1)); g=ok
+    q=${p%/*}; t=${q:-}/.berth-tmp-$$-$k; k=$((k+1)); g=ok; r=fail
     if [ -e "$p" ] || [ -L "$p" ]; then
       # Keep owner and group: only a regular file the user owns, in a directory it may write.
       if [ -L "$p" ] || [ ! -f "$p" ] || [ ! -O "$p" ] || [ ! -G "$p" ] || [ ! -w "${q:-/}" ]; then g=no
       elif [ "$m" = - ]; then m=$(stat -c %a "$p" 2>/dev/null) || g=no; fi
     elif [ "$m" = - ]; then m=644; fi
     if [ $g = ok ] && { [ -z "$q" ] || [ -d "$q" ] || mkdir -p "$q"; } 2>/dev/null &&
-       printf '%s' "$d" | base64 -d > "$t" 2>/dev/null && chmod "$m" "$t" 2>/dev/null &&
-       mv -f "$t" "$p" 2>/dev/null; then
-      echo ok
-    else
-      rm -f "$t" 2>/dev/null; echo fail
+       printf '%s' "$d" | base64 -d > "$t" 2>/dev/null; then
+      # The size written, before the rename (busybox's base64 exits 0 on a full disk).
+      z=$(wc -c < "$t" 2>/dev/null) || z=x
+      case "$z" in *[!0-9\ ]*|"") ;; *)
+        if [ $z -ne "$n" ]; then r=nospace
+        elif chmod "$m" "$t" 2>/dev/null && mv -f "$t" "$p" 2>/dev/null; then r=ok; fi ;;
+      esac
     fi
+    [ $r = ok ] || rm -f "$t" 2>/dev/null; echo $r
     ;;
   r)
     IFS= read -r n || exit 0
@@ -99,11 +104,12 @@ pub(crate) fn path_fits(path: &str) -> bool {
 }
 
 /// The request bytes that write `data` to `path` with `mode` (`-` on the line when `None`:
-/// keep an existing file's).
+/// keep an existing file's); the size line lets the script check what it wrote.
 pub(crate) fn write_request(path: &str, mode: Option<u32>, data: &[u8]) -> Vec<u8> {
     let b64 = base64::engine::general_purpose::STANDARD.encode(data);
     let mode = mode.map(|m| format!("{m:o}")).unwrap_or_else(|| "-".into());
-    format!("w\n{path}\n{mode}\n{b64}\n").into_bytes()
+    let size = data.len();
+    format!("w\n{path}\n{mode}\n{size}\n{b64}\n").into_bytes()
 }
 
 /// The request bytes that read `path` when it has at most `max_bytes`.
@@ -124,6 +130,8 @@ pub(crate) enum Status {
     IsDir,
     /// Larger than the limit.
     Big,
+    /// The write came out short (a full disk); nothing changed.
+    NoSpace,
     /// Anything else: take the archive path.
     Fail,
 }
@@ -136,6 +144,7 @@ pub(crate) fn status(line: &str) -> Option<Status> {
         "absent" => Status::Absent,
         "isdir" => Status::IsDir,
         "big" => Status::Big,
+        "nospace" => Status::NoSpace,
         "fail" => Status::Fail,
         _ => return None,
     })
@@ -157,9 +166,12 @@ mod tests {
     #[test]
     fn requests_are_lines_with_base64_data() {
         let r = write_request("/a b/ü.txt", Some(0o640), b"\x00\n\xff");
-        assert_eq!(String::from_utf8(r).unwrap(), "w\n/a b/ü.txt\n640\nAAr/\n");
+        assert_eq!(
+            String::from_utf8(r).unwrap(),
+            "w\n/a b/ü.txt\n640\n3\nAAr/\n"
+        );
         let r = write_request("/x", None, b"");
-        assert_eq!(String::from_utf8(r).unwrap(), "w\n/x\n-\n\n");
+        assert_eq!(String::from_utf8(r).unwrap(), "w\n/x\n-\n0\n\n");
         let r = read_request("/x", 42);
         assert_eq!(String::from_utf8(r).unwrap(), "r\n/x\n42\n");
     }
@@ -175,6 +187,7 @@ mod tests {
     fn statuses_and_data_parse() {
         assert_eq!(status("ok"), Some(Status::Ok));
         assert_eq!(status("isdir"), Some(Status::IsDir));
+        assert_eq!(status("nospace"), Some(Status::NoSpace));
         assert_eq!(status("OK"), None);
         let lines = vec!["aGVs".to_string(), "bG8=".to_string()];
         assert_eq!(decode_data(&lines).unwrap(), b"hello");
