@@ -216,6 +216,7 @@ pub enum Error {
         size: Option<u64>,
         /// The cap, in bytes.
         max_bytes: u64,
+    },
     /// `E_NO_SPACE`: a write found no room for all its bytes (`ENOSPC`: a full filesystem, or
     /// a write that came out short, as busybox's tools do on a full disk while exiting 0).
     /// The temporary file is removed and the old file is intact.
@@ -529,6 +530,7 @@ impl Error {
                     d.insert("size".into(), json!(size));
                 }
                 d.insert("maxBytes".into(), json!(max_bytes));
+            }
             Error::NoSpace {
                 path,
                 bytes,
