@@ -9,6 +9,8 @@ export const {
   createDockerSandboxProvider,
   DEFAULT_REMOVE_AFTER_STOP_MS,
   DEFAULT_TIMEOUT_MS,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_OUTPUT_BYTES,
   restrictedView,
   sliceLines,
   TEMPLATE_WAIT_TIMEOUT_MS,

@@ -321,7 +321,7 @@ describe.skipIf(!engineAvailable())('command channel', () => {
         out.push({ stdout: (await bytes(proc.stdout)).toString(), exit: await proc.wait() });
         return out;
       });
-      value.slice(0, 10).forEach((r, i) => expect(r).toEqual({ exitCode: i % 2, stdout: `${i}\n`, stderr: 'e\n' }));
+      value.slice(0, 10).forEach((r, i) => expect(r).toEqual({ exitCode: i % 2, stdout: `${i}\n`, stderr: 'e\n', truncated: false }));
       expect(value[10]).toEqual({ stdout: 'spawned\n', exit: { exitCode: 6 } });
       expect(execCreates(requests)).toBe(0);
       // An abort kills the tree and rejects wait() (and run) with the signal's reason.
@@ -344,14 +344,16 @@ describe.skipIf(!engineAvailable())('command channel', () => {
       late.abort(reason);
       await expect(running).rejects.toBe(reason);
       await waitForNoProcess(sandbox.id, 'sleep 1042');
-      // run answers the whole output, past exec's default 64 MiB cap, as UTF-8 text (a
-      // leading BOM kept, bytes that are not UTF-8 replaced).
+      // run answers the head of each stream up to the provider's maxOutputBytes (64 MiB),
+      // flagged, as UTF-8 text (a leading BOM kept, bytes that are not UTF-8 replaced); a
+      // command that writes less than 16 MiB past the cap ends on its own (exit code 0).
       const big = await sandbox.run({ command: "head -c 70000000 /dev/zero | tr '\\0' a; printf 'tail\\n' >&2" });
       expect(big.exitCode).toBe(0);
-      expect(big.stdout.length).toBe(70_000_000);
+      expect((big as { truncated?: boolean }).truncated).toBe(true);
+      expect(big.stdout.length).toBe(64 * 1024 * 1024);
       expect(big.stdout.startsWith('aaaa') && big.stdout.endsWith('aaaa')).toBe(true);
       expect(big.stderr).toBe('tail\n');
-      expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '' });
+      expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '', truncated: false });
       // A command of the wrong type is E_INVALID_ARGUMENT before any engine call.
       const bad = await proxy.during(async () => {
         await expectBerthError(Promise.resolve(sandbox.run({ command: 42 as unknown as string })), InvalidArgumentError);

@@ -92,6 +92,7 @@ describe.skipIf(!engineAvailable())('harness provider', () => {
         exitCode: 2,
         stdout: '/workspace\n',
         stderr: 'hi\n',
+        truncated: false,
       });
       expect((await sandbox.run({ command: 'pwd', workingDirectory: '/tmp' })).stdout).toBe('/tmp\n');
 

@@ -1,6 +1,6 @@
 export { containerName, DEFAULT_PREFIX } from './container-name';
 export { createSession } from './create-session';
-export { MAX_REMOVE_AFTER_STOP_MS } from './types';
+export { DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_READ_BYTES, MAX_REMOVE_AFTER_STOP_MS } from './types';
 export { engineInfo } from './engine-info';
 export { ensureImage } from './ensure-image';
 export {
@@ -10,6 +10,7 @@ export {
   EngineUnavailableError,
   ERROR_CODES,
   ExecTimeoutError,
+  FileTooLargeError,
   ForeignContainerError,
   ImageNotFoundError,
   InvalidArgumentError,
@@ -28,6 +29,7 @@ export {
   type EngineUnavailableDetails,
   type ErrorCode,
   type ExecTimeoutDetails,
+  type FileTooLargeDetails,
   type ForeignContainerDetails,
   type ImageNotFoundDetails,
   type InvalidArgumentDetails,

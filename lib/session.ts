@@ -1,3 +1,4 @@
+import { constants as bufferConstants } from 'node:buffer';
 import { withAbort } from './abort';
 import { loadBinding, type NativeCancelToken, type NativeSession } from './binding';
 import { AbortedError } from './errors/aborted-error';
@@ -50,6 +51,9 @@ import {
   expectStringArray,
   invalid,
 } from './validate';
+
+/** Node's largest `Buffer`, in bytes: the highest cap a buffered result may have. */
+const MAX_LENGTH = bufferConstants.MAX_LENGTH;
 
 /**
  * A handle on one session's container, from {@link createSession} or {@link resumeSession}.
@@ -180,7 +184,7 @@ export class Session implements AsyncDisposable {
     expectOptionalStringRecord(env, 'env');
     expectOptionalString(user, 'user');
     expectOptionalNumber(timeoutMs, 'timeoutMs', { min: 1 });
-    expectOptionalNumber(maxBufferBytes, 'maxBufferBytes', { min: 0 });
+    expectOptionalNumber(maxBufferBytes, 'maxBufferBytes', { min: 0, max: MAX_LENGTH });
     expectOptionalSignal(abortSignal, 'abortSignal');
     const native = compact({ cwd, env, user, timeoutMs, maxBufferBytes, stdin: toBuffer(stdin) });
     return callNative(() => withAbort(abortSignal, 'exec', (token) => this.#native.exec([...argv], native, token)));
@@ -241,17 +245,25 @@ export class Session implements AsyncDisposable {
    * root's (or `files: 'engine'`) is `GET /containers/{id}/archive?path=` (an exec of `cat`
    * for paths on tmpfs mounts).
    *
+   * The file is opened once and read through that descriptor, so the bytes are those of the
+   * file that was checked (a path swapped for a link to `/dev/zero` meanwhile changes nothing).
+   *
    * @param path Absolute path in the container, without a trailing `/`.
    * @returns The bytes, or `null` when nothing is at `path`.
-   * @param options `abortSignal`: aborts the read at once, whatever the engine does.
+   * @param options `maxBytes` (bytes, default 64 MiB): a larger file is `E_FILE_TOO_LARGE` and
+   *   the read stops at the cap; `abortSignal`: aborts the read at once, whatever the engine does.
    * @throws {BerthError} with a code listed in the core's `Session::read_file` doc
-   *   (`E_INVALID_ARGUMENT`, `E_PERMISSION_DENIED`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, ...).
+   *   (`E_INVALID_ARGUMENT`, `E_PERMISSION_DENIED`, `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, ...).
    */
   async readFile(path: string, options: ReadFileOptions = {}): Promise<Buffer | null> {
     expectString(path, 'path');
     expectOptionalOptions(options, 'options', READ_FILE_OPTION_KEYS);
+    expectOptionalNumber(options.maxBytes, 'maxBytes', { min: 0, max: MAX_LENGTH });
     expectOptionalSignal(options.abortSignal, 'abortSignal');
-    return callNative(() => withAbort(options.abortSignal, 'readFile', (token) => this.#native.readFile(path, token)));
+    const { maxBytes } = options;
+    return callNative(() =>
+      withAbort(options.abortSignal, 'readFile', (token) => this.#native.readFile(path, maxBytes, token)),
+    );
   }
 
   /**
@@ -260,16 +272,22 @@ export class Session implements AsyncDisposable {
    * download is open, Docker holds the container's lock and other calls on the container
    * (files, inspect, exec) wait for it.
    *
-   * Engine API and errors as {@link Session.readFile}.
+   * Engine API and errors as {@link Session.readFile}. The stream never delivers more than
+   * the size the file had when it was opened, nor more than `maxBytes` when given (no cap by
+   * default): past it the stream errors with `E_FILE_TOO_LARGE` (at once when the size is
+   * known up front) and the read stops.
    *
    * @returns The stream, or `null` when nothing is at `path`.
    */
   async openFile(path: string, options: ReadFileOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
     expectString(path, 'path');
     expectOptionalOptions(options, 'options', READ_FILE_OPTION_KEYS);
-    const { abortSignal } = options;
+    const { abortSignal, maxBytes } = options;
+    expectOptionalNumber(maxBytes, 'maxBytes', { min: 0, max: MAX_LENGTH });
     expectOptionalSignal(abortSignal, 'abortSignal');
-    const reader = await callNative(() => withAbort(abortSignal, 'openFile', (token) => this.#native.openFile(path, token)));
+    const reader = await callNative(() =>
+      withAbort(abortSignal, 'openFile', (token) => this.#native.openFile(path, maxBytes, token)),
+    );
     if (reader === null) return null;
     if (!abortSignal) return fileStream(reader);
     const onAbort = (): void => reader.cancel();

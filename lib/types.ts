@@ -640,7 +640,12 @@ export interface ExecOptions {
   user?: string;
   /** Deadline in milliseconds; past it the process tree is killed and `E_EXEC_TIMEOUT` rejects. */
   timeoutMs?: number;
-  /** Cap on each of stdout and stderr, in bytes; the rest is dropped. */
+  /**
+   * Cap on each of stdout and stderr, in bytes (whole, 0 up to Node's largest `Buffer`): the
+   * head of each stream is kept, the rest dropped and `truncated` set; a process that writes
+   * more than 16 MiB past the cap is killed (its tree), so an endless writer settles.
+   * @default 64 MiB ({@link DEFAULT_MAX_BUFFER_BYTES})
+   */
   maxBufferBytes?: number;
   /** Bytes for the process's stdin (a string is sent as UTF-8); stdin is closed after them. */
   stdin?: Uint8Array | string;
@@ -660,12 +665,25 @@ export const SPAWN_OPTION_KEYS = optionKeys<SpawnOptions>()(['cwd', 'env', 'user
 
 /** Options of {@link Session.readFile} and {@link Session.openFile}. */
 export interface ReadFileOptions {
+  /**
+   * The largest file the read takes, in bytes (whole, 0 up to Node's largest `Buffer`). A larger
+   * file is `E_FILE_TOO_LARGE` (`details`: `path`, `size` when known, `maxBytes`) and the host
+   * stops reading at the cap. `readFile`: default {@link DEFAULT_MAX_READ_BYTES} (64 MiB);
+   * `openFile`: no cap unless given (the stream is bounded by the size the file had when opened).
+   */
+  maxBytes?: number;
   /** Aborts the read (`E_ABORTED`, at once, whatever the engine does); cancels a stream being read. */
   abortSignal?: AbortSignal;
 }
 
 /** @internal Keys of {@link ReadFileOptions}. */
-export const READ_FILE_OPTION_KEYS = optionKeys<ReadFileOptions>()(['abortSignal']);
+export const READ_FILE_OPTION_KEYS = optionKeys<ReadFileOptions>()(['maxBytes', 'abortSignal']);
+
+/** `readFile`'s default `maxBytes`: 64 MiB. */
+export const DEFAULT_MAX_READ_BYTES = 64 * 1024 * 1024;
+
+/** `exec`'s default `maxBufferBytes` (each of stdout and stderr): 64 MiB. */
+export const DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link Session.writeFile} and {@link Session.writeFileStream}. */
 export interface WriteFileOptions {

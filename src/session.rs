@@ -319,34 +319,40 @@ impl BindingSession {
     /// Engine API: files up to 1 MiB over the session's file channel (one exec of `sh` as the
     /// user, opened on the first file call); otherwise, for a non-root user, an exec of `sh`
     /// (`cat`) as the user; for root or `'engine'`, `GET /containers/{id}/archive?path=` (exec of
-    /// `cat` on tmpfs mounts). Errors: `Session::read_file` in the core.
+    /// `cat` on tmpfs mounts). `maxBytes` caps it (bytes, whole, 0 or more; default 64 MiB):
+    /// a larger file is `E_FILE_TOO_LARGE`. Errors: `Session::read_file` in the core.
     #[napi(ts_return_type = "Promise<Buffer | null>")]
     pub fn read_file<'e>(
         &self,
         env: &'e Env,
         path: String,
+        max_bytes: Option<f64>,
         token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, Option<Buffer>>> {
+        let max_bytes = js(max_bytes_of(max_bytes))?;
         let inner = self.inner.clone();
         let cancel = token_of(token);
-        env.spawn_future(
-            async move { Ok(js(inner.read_file(&path, &cancel).await)?.map(Buffer::from)) },
-        )
+        env.spawn_future(async move {
+            Ok(js(inner.read_file(&path, max_bytes, &cancel).await)?.map(Buffer::from))
+        })
     }
 
     /// Opens a file for reading in 64 KiB chunks; `null` when nothing is at `path`.
-    /// Engine API and errors as `readFile`.
+    /// `maxBytes` (bytes; none by default) caps what the stream delivers
+    /// (`E_FILE_TOO_LARGE`). Engine API and errors as `readFile`.
     #[napi(ts_return_type = "Promise<BindingFileReader | null>")]
     pub fn open_file<'e>(
         &self,
         env: &'e Env,
         path: String,
+        max_bytes: Option<f64>,
         token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, Option<BindingFileReader>>> {
+        let max_bytes = js(max_bytes_of(max_bytes))?;
         let inner = self.inner.clone();
         let cancel = token_of(token);
         env.spawn_future(async move {
-            Ok(js(inner.open_file(&path, &cancel).await)?.map(BindingFileReader::new))
+            Ok(js(inner.open_file(&path, max_bytes, &cancel).await)?.map(BindingFileReader::new))
         })
     }
 
@@ -412,4 +418,11 @@ impl BindingSession {
         let cancel = token_of(token);
         env.spawn_future(async move { js(inner.commit_template(&key, &cancel).await) })
     }
+}
+
+/// A read's `maxBytes` (whole bytes, 0 or more); `E_INVALID_ARGUMENT` otherwise.
+fn max_bytes_of(max_bytes: Option<f64>) -> berth_core::Result<Option<u64>> {
+    max_bytes
+        .map(|m| whole_number("maxBytes", m, 0, i64::MAX).map(|m| m as u64))
+        .transpose()
 }

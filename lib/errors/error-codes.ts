@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'E_EXEC_TIMEOUT',
   'E_ABORTED',
   'E_PERMISSION_DENIED',
+  'E_FILE_TOO_LARGE',
   'E_NO_SPACE',
   'E_ENGINE',
 ] as const;

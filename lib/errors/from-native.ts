@@ -9,6 +9,7 @@ import { ImageNotFoundError } from './image-not-found-error';
 import { InvalidArgumentError } from './invalid-argument-error';
 import { NoSpaceError } from './no-space-error';
 import { PermissionDeniedError } from './permission-denied-error';
+import { FileTooLargeError } from './file-too-large-error';
 import { SessionBusyError } from './session-busy-error';
 import { SessionExistsError } from './session-exists-error';
 import { SessionIncompleteError } from './session-incomplete-error';
@@ -46,6 +47,7 @@ const CLASSES: Record<ErrorCode, Subclass> = {
   E_EXEC_TIMEOUT: ExecTimeoutError,
   E_ABORTED: AbortedError,
   E_PERMISSION_DENIED: PermissionDeniedError,
+  E_FILE_TOO_LARGE: FileTooLargeError,
   E_NO_SPACE: NoSpaceError,
   E_ENGINE: EngineError,
 };

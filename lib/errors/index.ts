@@ -4,6 +4,7 @@ export { EngineError, type EngineDetails } from './engine-error';
 export { EngineUnavailableError, type EngineUnavailableDetails } from './engine-unavailable-error';
 export { ERROR_CODES, type ErrorCode } from './error-codes';
 export { ExecTimeoutError, type ExecTimeoutDetails } from './exec-timeout-error';
+export { FileTooLargeError, type FileTooLargeDetails } from './file-too-large-error';
 export { ForeignContainerError, type ForeignContainerDetails } from './foreign-container-error';
 export { fromNative, fromPayload, NATIVE_ERROR_MARKER, type NativeErrorPayload } from './from-native';
 export { ImageNotFoundError, type ImageNotFoundDetails } from './image-not-found-error';

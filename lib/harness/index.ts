@@ -1,7 +1,15 @@
-export { createDockerSandboxProvider, DEFAULT_REMOVE_AFTER_STOP_MS, DEFAULT_TIMEOUT_MS, type DockerSandboxProviderOptions } from './provider';
+export {
+  createDockerSandboxProvider,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_REMOVE_AFTER_STOP_MS,
+  DEFAULT_TIMEOUT_MS,
+  type DockerSandboxProviderOptions,
+} from './provider';
 export {
   BerthSandboxSession,
   restrictedView,
+  type SandboxCaps,
   type SandboxProcess,
   type SandboxSession,
   type SandboxSessionLifecycle,

@@ -5,7 +5,8 @@ import { resumeWith } from '../resume-session';
 import type { Session } from '../session';
 import { CREATE_SPEC_KEYS, ENGINE_OPTION_KEYS, MAX_REMOVE_AFTER_STOP_MS, type CreateSpec, type EngineOptions } from '../types';
 import { expectOptionalNumber, expectOptions, expectString, optionKeys } from '../validate';
-import { BerthSandboxSession } from './sandbox-session';
+import { constants as bufferConstants } from 'node:buffer';
+import { BerthSandboxSession, type SandboxCaps } from './sandbox-session';
 import { createFromTemplate } from './template-flow';
 
 /**
@@ -33,6 +34,21 @@ export interface DockerSandboxProviderOptions
    * @default 3600000 ({@link DEFAULT_TIMEOUT_MS}, 1 hour)
    */
   timeoutMs?: number | null;
+  /**
+   * The cap on each of stdout and stderr of a sandbox's `run`, in bytes (whole, 0 to V8's
+   * largest string, `buffer.constants.MAX_STRING_LENGTH`, so the text can always be made): the
+   * head of each stream is kept and the result says `truncated: true`; a command that writes
+   * more than 16 MiB past it is killed (see `Session.exec`'s `maxBufferBytes`).
+   * @default 67108864 ({@link DEFAULT_MAX_OUTPUT_BYTES}, 64 MiB)
+   */
+  maxOutputBytes?: number;
+  /**
+   * The largest file a sandbox's `readFile` (the stream), `readBinaryFile` and `readTextFile`
+   * take, in bytes (whole, 0 to `buffer.constants.MAX_STRING_LENGTH`): a larger one is
+   * `E_FILE_TOO_LARGE` and the read stops at the cap (see `Session.readFile`'s `maxBytes`).
+   * @default 67108864 ({@link DEFAULT_MAX_FILE_BYTES}, 64 MiB)
+   */
+  maxFileBytes?: number;
 }
 
 /** @internal Keys of {@link DockerSandboxProviderOptions}. */
@@ -42,7 +58,15 @@ export const PROVIDER_OPTION_KEYS = optionKeys<DockerSandboxProviderOptions>()([
   'providerId',
   'removeAfterStopMs',
   'timeoutMs',
+  'maxOutputBytes',
+  'maxFileBytes',
 ]);
+
+/** The provider's default `maxOutputBytes`: 64 MiB per stream, as `Session.exec`'s default. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+/** The provider's default `maxFileBytes`: 64 MiB, as `Session.readFile`'s default. */
+export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
  * The provider's default `timeoutMs`: 1 hour. A harness sandbox is one agent conversation's
@@ -60,6 +84,9 @@ export const DEFAULT_TIMEOUT_MS = 60 * 60_000;
  * session resumable across a pause in a conversation, yet bounds what a failed start leaves.
  */
 export const DEFAULT_REMOVE_AFTER_STOP_MS = 10 * 60_000;
+
+/** V8's largest string, in UTF-16 code units: the highest text cap (UTF-8 decodes to at most one unit per byte). */
+const MAX_STRING_LENGTH = bufferConstants.MAX_STRING_LENGTH;
 
 type CreateOptions = NonNullable<Parameters<HarnessV1SandboxProvider['createSession']>[0]>;
 type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSession']>>[0];
@@ -115,8 +142,19 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
 export function createDockerSandboxProvider(options: DockerSandboxProviderOptions): HarnessV1SandboxProvider {
   expectOptions(options, 'options', PROVIDER_OPTION_KEYS);
   expectString(options.image, 'image');
-  const { providerId = 'berth-docker', engine, socketPath, removeAfterStopMs: retention, timeoutMs: timeout, ...given } =
-    options;
+  const {
+    providerId = 'berth-docker',
+    engine,
+    socketPath,
+    removeAfterStopMs: retention,
+    timeoutMs: timeout,
+    maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES,
+    maxFileBytes = DEFAULT_MAX_FILE_BYTES,
+    ...given
+  } = options;
+  expectOptionalNumber(maxOutputBytes, 'maxOutputBytes', { min: 0, max: MAX_STRING_LENGTH });
+  expectOptionalNumber(maxFileBytes, 'maxFileBytes', { min: 0, max: MAX_STRING_LENGTH });
+  const caps: SandboxCaps = { maxOutputBytes, maxFileBytes };
   if (retention !== null) {
     expectOptionalNumber(retention, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
   }
@@ -147,16 +185,16 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
           where,
           ...signal,
           ...lifetime,
-          firstCreate: async (builder) => onFirstCreate((await wrap(builder, spec.ports ?? [], true, abortSignal)).restricted(), signal),
+          firstCreate: async (builder) => onFirstCreate((await wrap(builder, spec.ports ?? [], true, abortSignal, caps)).restricted(), signal),
         });
-        return wrap(session, spec.ports ?? [], removeOnStop, abortSignal).catch(async (error: unknown) => {
+        return wrap(session, spec.ports ?? [], removeOnStop, abortSignal, caps).catch(async (error: unknown) => {
           await session.remove().catch(() => {});
           throw error;
         });
       }
       const session = await createSession({ ...spec, ...where, ...lifetime, sessionId: id, ...signal });
       try {
-        const wrapped = await wrap(session, spec.ports ?? [], removeOnStop, abortSignal);
+        const wrapped = await wrap(session, spec.ports ?? [], removeOnStop, abortSignal, caps);
         if (onFirstCreate) await onFirstCreate(wrapped.restricted(), signal);
         return wrapped;
       } catch (error) {
@@ -180,7 +218,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
       try {
         // The lifetime counts again from the resume (as e2b's `connect`).
         if (timeoutMs !== undefined) await session.setTimeout(timeoutMs, abortSignal ? { abortSignal } : {});
-        return await wrap(session, spec.ports ?? [], false, abortSignal);
+        return await wrap(session, spec.ports ?? [], false, abortSignal, caps);
       } catch (error) {
         // The duty came with the handover: a failed resume leaves the session parked (its
         // lifetime governs it), it removes nothing.
@@ -201,7 +239,8 @@ async function wrap(
   ports: number[],
   removeOnStop: boolean,
   abortSignal: AbortSignal | undefined,
+  caps: SandboxCaps,
 ): Promise<BerthSandboxSession> {
   const defaultWorkingDirectory = await session.workingDirectory(abortSignal ? { abortSignal } : {});
-  return new BerthSandboxSession(session, { defaultWorkingDirectory, ports, removeOnStop });
+  return new BerthSandboxSession(session, { defaultWorkingDirectory, ports, removeOnStop, ...caps });
 }

@@ -14,6 +14,14 @@ export interface SandboxSessionLifecycle {
   removeOnStop: boolean;
 }
 
+/** The caps of a harness session's buffered results (see `DockerSandboxProviderOptions`). */
+export interface SandboxCaps {
+  /** Cap on each of stdout and stderr of `run`, in bytes. */
+  maxOutputBytes: number;
+  /** Largest file `readFile`, `readBinaryFile` and `readTextFile` take, in bytes. */
+  maxFileBytes: number;
+}
+
 /** The AI SDK's `Experimental_SandboxSession` (file I/O, exec, spawn), as the harness names it. */
 export type SandboxSession = ReturnType<HarnessV1NetworkSandboxSession['restricted']>;
 /** The AI SDK's `Experimental_SandboxProcess`. */
@@ -41,6 +49,7 @@ type TextWriteOptions = Parameters<SandboxSession['writeTextFile']>[0];
 export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
   readonly #session: Session;
   readonly #lifecycle: SandboxSessionLifecycle;
+  readonly #caps: SandboxCaps;
   /** The container name (stable, derived from the session id). */
   readonly id: string;
   readonly defaultWorkingDirectory: string;
@@ -48,9 +57,16 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
   readonly description: string;
 
   /** @internal Made by the provider once the working directory has been read from the container. */
-  constructor(session: Session, options: { defaultWorkingDirectory: string; ports: number[] } & SandboxSessionLifecycle) {
+  constructor(
+    session: Session,
+    options: { defaultWorkingDirectory: string; ports: number[] } & SandboxSessionLifecycle & Partial<SandboxCaps>,
+  ) {
     this.#session = session;
     this.#lifecycle = { removeOnStop: options.removeOnStop };
+    this.#caps = {
+      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_CAP_BYTES,
+      maxFileBytes: options.maxFileBytes ?? DEFAULT_CAP_BYTES,
+    };
     this.id = session.name;
     this.defaultWorkingDirectory = options.defaultWorkingDirectory;
     this.ports = Object.freeze([...options.ports]);
@@ -92,23 +108,33 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
   };
 
   /**
-   * Runs `sh -c <command>` to its end and answers its exit code and its whole stdout and
-   * stderr as UTF-8 text: one buffered `Session.exec` (over the session's command channel,
-   * or an engine exec where the channel cannot serve it, see `Session.exec`), with no cap on
-   * the output (`maxBufferBytes` is `Number.MAX_SAFE_INTEGER`), so no stream is made per
-   * command. An aborted run kills the process tree and rejects with `abortSignal.reason`, as
-   * `spawn` does; other failures are berth's errors (codes in the core's `Session::exec` doc).
+   * Runs `sh -c <command>` to its end and answers its exit code and its stdout and stderr as
+   * UTF-8 text: one buffered `Session.exec` (over the session's command channel, or an engine
+   * exec where the channel cannot serve it, see `Session.exec`), so no stream is made per
+   * command. Each stream is capped at the provider's `maxOutputBytes` (default 64 MiB): its
+   * head is kept, `truncated: true` says so, and a command that writes more than 16 MiB past
+   * the cap is killed (an endless `yes` settles). A cut multi-byte character decodes as
+   * U+FFFD. An aborted run kills the process tree and rejects with `abortSignal.reason`, as
+   * `spawn` does; other failures are berth's errors (codes in the core's `Session::exec` doc;
+   * a timeout's or abort's error carries at most the last 64 KiB of each stream).
    */
-  readonly run = async (options: ProcessOptions): Promise<{ exitCode: number; stdout: string; stderr: string }> => {
+  readonly run = async (
+    options: ProcessOptions,
+  ): Promise<{ exitCode: number; stdout: string; stderr: string; truncated: boolean }> => {
     const { command, cwd, env, abortSignal } = this.#commandOptions(options);
     try {
       const result = await this.#session.exec(['sh', '-c', command], {
         cwd,
         ...env,
         ...abortSignal,
-        maxBufferBytes: Number.MAX_SAFE_INTEGER,
+        maxBufferBytes: this.#caps.maxOutputBytes,
       });
-      return { exitCode: result.exitCode, stdout: utf8(result.stdout), stderr: utf8(result.stderr) };
+      return {
+        exitCode: result.exitCode,
+        stdout: utf8(result.stdout),
+        stderr: utf8(result.stderr),
+        truncated: result.truncated === true,
+      };
     } catch (error) {
       throw abortReason(error, options.abortSignal);
     }
@@ -142,27 +168,34 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     };
   }
 
+  /** The file as a stream of at most the provider's `maxFileBytes` (`E_FILE_TOO_LARGE` past it), or `null`. */
   readonly readFile = async ({ path, abortSignal }: ReadOptions): Promise<ReadableStream<Uint8Array> | null> =>
-    this.#session.openFile(this.#path(path), abortSignal ? { abortSignal } : {});
+    this.#session.openFile(this.#path(path), this.#readOptions(abortSignal));
 
+  /** The file's bytes (at most the provider's `maxFileBytes`: `E_FILE_TOO_LARGE`), or `null`. */
   readonly readBinaryFile = async ({ path, abortSignal }: ReadOptions): Promise<Uint8Array | null> => {
-    const bytes = await this.#session.readFile(this.#path(path), abortSignal ? { abortSignal } : {});
+    const bytes = await this.#session.readFile(this.#path(path), this.#readOptions(abortSignal));
     return bytes === null ? null : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
 
   /**
    * The file as text (`encoding`, default UTF-8), or `null` when absent; `startLine`/`endLine`
    * cut it exactly as the AI SDK's `extractLines` (see {@link sliceLines}). A bad bound or an
-   * unknown encoding is `E_INVALID_ARGUMENT` before the file is read.
+   * unknown encoding is `E_INVALID_ARGUMENT` before the file is read; a file over the
+   * provider's `maxFileBytes` is `E_FILE_TOO_LARGE`.
    */
   readonly readTextFile = async (options: TextReadOptions): Promise<string | null> => {
     const { path, abortSignal, encoding = 'utf-8', startLine, endLine } = options;
     checkLineRange(startLine, endLine);
     const text = decoder(encoding);
-    const bytes = await this.#session.readFile(this.#path(path), abortSignal ? { abortSignal } : {});
+    const bytes = await this.#session.readFile(this.#path(path), this.#readOptions(abortSignal));
     if (bytes === null) return null;
     return sliceLines(text.decode(bytes), startLine, endLine);
   };
+
+  #readOptions(abortSignal: AbortSignal | undefined): { maxBytes: number; abortSignal?: AbortSignal } {
+    return { maxBytes: this.#caps.maxFileBytes, ...(abortSignal ? { abortSignal } : {}) };
+  }
 
   readonly writeFile = async ({ path, content, abortSignal }: StreamWriteOptions): Promise<void> =>
     this.#session.writeFileStream(this.#path(path), content, abortSignal ? { abortSignal } : {});
@@ -243,6 +276,9 @@ export function restrictedView(s: SandboxSession): SandboxSession {
     run: s.run,
   });
 }
+
+/** The default of each cap (64 MiB), when the session is made without the provider's. */
+const DEFAULT_CAP_BYTES = 64 * 1024 * 1024;
 
 /** Bytes as UTF-8 text, as the harness's `run` answers them (a leading BOM is kept). */
 function utf8(bytes: Uint8Array): string {

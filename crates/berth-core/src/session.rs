@@ -656,56 +656,87 @@ impl Session {
         *self.file_access.lock().unwrap_or_else(|e| e.into_inner()) = access;
     }
 
-    /// Opens a file for streaming reads; `None` when absent. See [`files::open`]. `cancel`
-    /// bounds the opening (later chunks are bounded by the reader's own cancel and the
-    /// per-chunk timeout).
+    /// Opens a file for streaming reads; `None` when absent. See [`files::open`]: the reader
+    /// never hands out more than the size checked when the file was opened, nor more than
+    /// `max_bytes` (`None`: no cap). `cancel` bounds the opening (later chunks are bounded by
+    /// the reader's own cancel and the per-chunk timeout).
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
-    /// `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
     pub async fn open_file(
         &self,
         path: &str,
+        max_bytes: Option<u64>,
         cancel: &CancellationToken,
     ) -> Result<Option<FileReader>> {
         let engine = self.engine.within(cancel, "openFile");
-        engine.step(self.open_within(&engine, path)).await
+        engine
+            .step(self.open_within(&engine, path, max_bytes))
+            .await
     }
 
-    async fn open_within(&self, engine: &Engine, path: &str) -> Result<Option<FileReader>> {
+    async fn open_within(
+        &self,
+        engine: &Engine,
+        path: &str,
+        max_bytes: Option<u64>,
+    ) -> Result<Option<FileReader>> {
         files::normalize_path("path", path)?;
         let ctx = self.fs(engine).await?;
-        files::open(self.target(engine), &ctx, path, self.file_access()).await
+        files::open(
+            self.target(engine),
+            &ctx,
+            path,
+            self.file_access(),
+            max_bytes,
+        )
+        .await
     }
 
-    /// Reads a whole file; `None` when absent. Files up to 1 MiB go through the session's
-    /// channel ([`crate::files::channel`], as the container's user) when the image can run it;
-    /// others, and whatever the channel cannot read, through [`files::open`].
+    /// Reads a whole file of at most `max_bytes` bytes ([`files::DEFAULT_MAX_READ_BYTES`]
+    /// when `None`); `None` when absent. A larger file is `E_FILE_TOO_LARGE` and the read stops
+    /// there (the archive path knows the size from the tar header before the body; the exec
+    /// paths from the size line; the host never takes more than `max_bytes` + one chunk).
+    /// Files up to 1 MiB go through the session's channel ([`crate::files::channel`], as the
+    /// container's user) when the image can run it; others, and whatever the channel cannot
+    /// read, through [`files::open`].
     /// `cancel` aborts it at once (`E_ABORTED`), whatever the engine does.
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
-    /// `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
+    /// `E_ENGINE_UNAVAILABLE`.
     pub async fn read_file(
         &self,
         path: &str,
+        max_bytes: Option<u64>,
         cancel: &CancellationToken,
     ) -> Result<Option<Vec<u8>>> {
         let engine = self.engine.within(cancel, "readFile");
-        engine.step(self.read_within(&engine, path, cancel)).await
+        let max_bytes = max_bytes.unwrap_or(files::DEFAULT_MAX_READ_BYTES);
+        engine
+            .step(self.read_within(&engine, path, max_bytes, cancel))
+            .await
     }
 
     async fn read_within(
         &self,
         engine: &Engine,
         path: &str,
+        max_bytes: u64,
         cancel: &CancellationToken,
     ) -> Result<Option<Vec<u8>>> {
         let norm = files::normalize_path("path", path)?;
-        match self.channel.read(engine, &self.id, &norm, cancel).await? {
+        match self
+            .channel
+            .read(engine, &self.id, &norm, max_bytes, cancel)
+            .await?
+        {
             Outcome::Done(bytes) => return Ok(bytes),
             Outcome::IsDir => {
                 return Err(Error::invalid("path", format!("`{norm}` is a directory")))
             }
             Outcome::Fallback | Outcome::NoSpace => {}
         }
-        match self.open_within(engine, path).await? {
+        match self.open_within(engine, path, Some(max_bytes)).await? {
             Some(mut r) => r.read_to_end().await.map(Some),
             None => Ok(None),
         }

@@ -8,6 +8,9 @@ use crate::files::channel::{Channel, OpenFailure, Outcome};
 use crate::lifecycle::create::create_session;
 use tokio_util::sync::CancellationToken;
 
+/// The read cap the channel tests pass (the channel's own limit applies under it).
+const MAX: u64 = crate::files::DEFAULT_MAX_READ_BYTES;
+
 async fn sh(s: &crate::session::Session, script: &str, user: Option<&str>) -> (i64, String) {
     let argv = vec!["sh".to_string(), "-c".into(), script.into()];
     let opts = ExecOptions {
@@ -49,14 +52,14 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
             Outcome::Done(())
         );
         assert_eq!(
-            ch.read("/tmp/c d/e.bin", &never).await.unwrap(),
+            ch.read("/tmp/c d/e.bin", MAX, &never).await.unwrap(),
             Outcome::Done(Some(data.clone()))
         );
         assert_eq!(
-            ch.read("/tmp/absent", &never).await.unwrap(),
+            ch.read("/tmp/absent", MAX, &never).await.unwrap(),
             Outcome::Done(None)
         );
-        assert_eq!(ch.read("/tmp", &never).await.unwrap(), Outcome::IsDir);
+        assert_eq!(ch.read("/tmp", MAX, &never).await.unwrap(), Outcome::IsDir);
         assert_eq!(
             ch.write("/tmp", Some(0o644), b"x", &never).await.unwrap(),
             Outcome::IsDir
@@ -70,7 +73,7 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
         );
         // A special file and a line break in the path: archive path.
         assert_eq!(
-            ch.read("/dev/null", &never).await.unwrap(),
+            ch.read("/dev/null", MAX, &never).await.unwrap(),
             Outcome::Fallback
         );
         assert_eq!(
@@ -98,7 +101,10 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
         // A cancelled request is E_ABORTED.
         let cancelled = CancellationToken::new();
         cancelled.cancel();
-        let e = ch.read("/tmp/c d/e.bin", &cancelled).await.unwrap_err();
+        let e = ch
+            .read("/tmp/c d/e.bin", MAX, &cancelled)
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), "E_ABORTED");
     }
     .await;

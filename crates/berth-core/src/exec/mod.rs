@@ -25,7 +25,12 @@ use crate::model::errors::{Error, Result};
 use crate::model::spec::{validate_argv, validate_container_path, validate_env, validate_user};
 
 /// Default cap on each of stdout and stderr, in bytes (64 MiB).
-pub(crate) const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
+pub const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
+/// How much output past the cap a buffered exec reads and discards before it kills the
+/// process tree, in bytes (16 MiB): a command that writes a little more than the cap still
+/// ends on its own (its own exit code), one that never stops writing (`yes`) is killed, so
+/// the call settles with `truncated` set and the exit code of the killed process.
+pub(crate) const DISCARD_PAST_CAP_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Options of one exec.
 #[derive(Debug, Clone, Default)]
@@ -40,7 +45,9 @@ pub struct ExecOptions {
     pub stdin: Option<Vec<u8>>,
     /// Deadline in milliseconds; the process tree is killed when it passes.
     pub timeout_ms: Option<u64>,
-    /// Cap on each of stdout and stderr, in bytes; output past it is dropped and `truncated` set.
+    /// Cap on each of stdout and stderr, in bytes ([`DEFAULT_MAX_BUFFER_BYTES`] when `None`):
+    /// the head of each stream is kept, output past it is dropped and `truncated` set, and a
+    /// process that writes more than [`DISCARD_PAST_CAP_BYTES`] past it is killed.
     pub max_buffer_bytes: Option<usize>,
 }
 
@@ -125,14 +132,25 @@ pub(crate) async fn exec_via(
     });
     let cap = opts.max_buffer_bytes.unwrap_or(DEFAULT_MAX_BUFFER_BYTES);
     let mut out = ExecOutput::default();
+    let mut discarded: u64 = 0;
+    let mut killed = false;
     let sleep = launch::deadline(at);
     tokio::pin!(sleep);
     let interrupted: Option<Error> = loop {
+        if !killed && discarded > DISCARD_PAST_CAP_BYTES {
+            // It keeps writing past the cap: end it; what it writes until it ended is dropped.
+            killed = true;
+            launch::spawn_kill_tree(engine, id, &marker);
+        }
         tokio::select! {
             chunk = output.next() => match chunk {
                 None => break None,
-                Some(Ok(bollard::container::LogOutput::StdErr { message })) => append(&mut out.stderr, &message, cap, &mut out.truncated),
-                Some(Ok(bollard::container::LogOutput::StdOut { message } | bollard::container::LogOutput::Console { message })) => append(&mut out.stdout, &message, cap, &mut out.truncated),
+                Some(Ok(bollard::container::LogOutput::StdErr { message })) => {
+                    discarded += append(&mut out.stderr, &message, cap, &mut out.truncated);
+                }
+                Some(Ok(bollard::container::LogOutput::StdOut { message } | bollard::container::LogOutput::Console { message })) => {
+                    discarded += append(&mut out.stdout, &message, cap, &mut out.truncated);
+                }
                 Some(Ok(_)) => {}
                 // Podman resets the hijacked connection when the process exits with stdin bytes
                 // unread (podman #7360): the stream ended; the exit code comes from inspect.
@@ -183,10 +201,30 @@ pub(crate) async fn start(
     Ok(launched)
 }
 
-fn append(buf: &mut Vec<u8>, bytes: &[u8], cap: usize, truncated: &mut bool) {
+/// Appends what fits under `cap` (the head of the stream is kept); answers how many bytes
+/// were dropped.
+fn append(buf: &mut Vec<u8>, bytes: &[u8], cap: usize, truncated: &mut bool) -> u64 {
     let room = cap.saturating_sub(buf.len());
     if bytes.len() > room {
         *truncated = true;
     }
-    buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    let kept = bytes.len().min(room);
+    buf.extend_from_slice(&bytes[..kept]);
+    (bytes.len() - kept) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn append_keeps_the_head_and_counts_what_it_dropped() {
+        let (mut buf, mut truncated) = (Vec::new(), false);
+        assert_eq!(append(&mut buf, b"abc", 5, &mut truncated), 0);
+        assert!(!truncated);
+        assert_eq!(append(&mut buf, b"defg", 5, &mut truncated), 2);
+        assert!(truncated);
+        assert_eq!(append(&mut buf, b"hij", 5, &mut truncated), 3);
+        assert_eq!(buf, b"abcde");
+    }
 }

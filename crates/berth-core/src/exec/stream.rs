@@ -25,7 +25,7 @@ use crate::model::spec::validate_argv;
 /// at most a few tens of KiB).
 pub(crate) const STREAM_CHANNEL_CHUNKS: usize = 8;
 /// How much of the end of each stream a timeout or abort error carries, in bytes (64 KiB).
-pub(crate) const ERROR_TAIL_BYTES: usize = 64 * 1024;
+pub(crate) const ERROR_TAIL_BYTES: usize = crate::model::errors::ERROR_OUTPUT_TAIL_BYTES;
 const STDIN_CHUNK_BYTES: usize = 64 * 1024;
 
 /// What a streaming exec reads as its stdin; it is closed at the end, so `cat` ends.

@@ -49,6 +49,9 @@ pub(crate) enum Head {
     Symlink(String),
     /// Another kind of entry (device, fifo, ...).
     Other,
+    /// No entry at all: Podman answers so for a link into a mount it cannot archive (a link
+    /// to `/dev/zero`); the caller reads the path through an exec instead.
+    Empty,
 }
 
 /// A download in progress: its first entry, and its data chunks when it is a file.
@@ -140,7 +143,7 @@ fn read_first_entry(
             return;
         }
         None => {
-            let _ = head_tx.send(Err(broken("the engine sent an empty archive")));
+            let _ = head_tx.send(Ok(Head::Empty));
             return;
         }
     };

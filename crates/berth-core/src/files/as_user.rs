@@ -3,7 +3,11 @@
 //! permission on the file and on every directory on the way, exactly as for `exec`.
 //!
 //! A read is `sh -c <READ_SCRIPT> berth-file <path>`: it tells absent / directory / denied /
-//! special apart by its exit code, else `exec cat`s the file to stdout. A write is
+//! special apart by its exit code, else opens the file once (descriptor 3), checks that what
+//! it opened is a regular file, prints its size as a first line and then exactly that many
+//! bytes of it (`head -c`): a sandbox that swaps the path for a link to `/dev/zero` after the
+//! checks cannot change what is read. The host never accepts more than that size, nor more
+//! than the read's cap ([`crate::files::FileReader`]). A write is
 //! `sh -c <WRITE_SCRIPT> berth-file <path> <temp> <size> <mode|->` with the data on stdin: the
 //! data goes to the temporary name `<temp>` in the target's directory, its size is checked
 //! (short, or a tool that said ENOSPC: `E_NO_SPACE`, see [`crate::files::no_space`]),
@@ -37,10 +41,14 @@ const NOT_DIR: i64 = 13;
 const SPECIAL: i64 = 14;
 const SHORT: i64 = 15;
 
-/// Checks `$1` as the user, then `exec cat`s it. Nothing there (the path, or the end of its
-/// link chain) is absent when the nearest ancestor that exists is one the user may search (or
-/// not a directory): a missing parent directory or a dangling link is absent too; an
-/// unsearchable one hides what is in it (denied), also behind a link (`berth_hidden`).
+/// Checks `$1` as the user, opens it once on descriptor 3 and checks through the descriptor
+/// (`/proc/self/fd/3`) that it is a regular file, then prints its size (`stat -L` of the
+/// descriptor) on a line and `exec`s `head -c <size>` of the descriptor. Without `stat` or
+/// `head` (or `/proc`) the line is `-` and the descriptor is `cat` (the host's cap bounds it).
+/// Nothing there (the path, or the end of its link chain) is absent when the nearest ancestor
+/// that exists is one the user may search (or not a directory): a missing parent directory or
+/// a dangling link is absent too; an unsearchable one hides what is in it (denied), also
+/// behind a link (`berth_hidden`).
 pub(crate) const READ_SCRIPT: &str = concat!(
     crate::files::link_reach_sh!(),
     r#"p=$1
@@ -50,8 +58,16 @@ if [ ! -e "$p" ]; then
 fi
 [ -f "$p" ] || exit 14
 [ -r "$p" ] || exit 12
-exec cat -- "$p""#
+command exec 3<"$p" || exit 12
+if [ -e /proc/self/fd/3 ]; then [ -f /proc/self/fd/3 ] || exit 14; fi
+if s=$(stat -L -c %s /proc/self/fd/3 2>/dev/null) && command -v head >/dev/null; then
+  echo "$s"; exec head -c "$s" <&3
+fi
+echo -; exec cat <&3"#
 );
+
+/// Longest first line of a [`READ_SCRIPT`] read (a size in decimal), in bytes.
+const SIZE_LINE_MAX_BYTES: usize = 24;
 
 /// Writes stdin to `$1` through `$2` (a name in the same directory), `$3` bytes, mode `$4`
 /// (`-`: keep an existing file's, 0644 for a new one). See the module docs.
@@ -133,46 +149,81 @@ fn denied(operation: &str, path: &str, user: &str) -> Error {
     }
 }
 
-/// A read started as the user: the first chunk (already received) and the process.
+/// A read started as the user: the size it checked, the first data (already received) and the
+/// process.
 pub(crate) struct UserRead {
-    /// The first stdout chunk.
+    /// The size of the file it opened, when the container could say (`stat`, `head`).
+    pub size: Option<u64>,
+    /// The first stdout bytes after the size line.
     pub first: Option<Bytes>,
-    /// The `cat`, still running.
+    /// The `head` (or `cat`), still running.
     pub process: ExecProcess,
 }
 
-/// Starts a read of `path` as the session's user. `Ok(None)` when nothing is there.
+/// Starts a read of `path` ([`READ_SCRIPT`]) as the session's user, or as `run_as` (`"0"` for
+/// the exec fallback of [`crate::files::open`]). `Ok(None)` when nothing is there.
 /// Errors: `E_PERMISSION_DENIED`, `E_INVALID_ARGUMENT` (a directory, a special file),
-/// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+/// `E_ENGINE` (also: a first line that is not a size), `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn open(
     engine: &Engine,
     id: &str,
     name: &str,
     path: &str,
     user: &str,
+    run_as: Option<&str>,
 ) -> Result<Option<UserRead>> {
+    let opts = ExecOptions {
+        user: run_as.map(str::to_string),
+        ..Default::default()
+    };
     let p = stream::spawn(
         engine,
         id,
         name,
         &argv(READ_SCRIPT, &[path]),
-        &ExecOptions::default(),
+        &opts,
         Stdin::None,
         CancellationToken::new(),
     )
     .await?;
-    if let Some(first) = p.next(Which::Stdout).await? {
-        return Ok(Some(UserRead {
-            first: Some(first),
-            process: p,
-        }));
+    let mut head: Vec<u8> = Vec::new();
+    loop {
+        let Some(chunk) = p.next(Which::Stdout).await? else {
+            break;
+        };
+        head.extend_from_slice(&chunk);
+        if let Some(i) = head.iter().position(|b| *b == b'\n') {
+            let size = match &head[..i] {
+                b"-" => None,
+                digits => match std::str::from_utf8(digits)
+                    .ok()
+                    .and_then(|d| d.parse::<u64>().ok())
+                {
+                    Some(n) => Some(n),
+                    None => {
+                        p.kill().await;
+                        return Err(failed("read file", path, -1, b"the read sent no size line"));
+                    }
+                },
+            };
+            let rest = Bytes::copy_from_slice(&head[i + 1..]);
+            return Ok(Some(UserRead {
+                size,
+                first: (!rest.is_empty()).then_some(rest),
+                process: p,
+            }));
+        }
+        if head.len() > SIZE_LINE_MAX_BYTES {
+            p.kill().await;
+            return Err(failed("read file", path, -1, b"the read sent no size line"));
+        }
+    }
+    if !head.is_empty() {
+        p.kill().await;
+        return Err(failed("read file", path, -1, b"the read sent no size line"));
     }
     let stderr = drain(&p).await;
     match p.wait().await? {
-        0 => Ok(Some(UserRead {
-            first: None,
-            process: p,
-        })),
         ABSENT => Ok(None),
         IS_DIR => Err(Error::invalid("path", format!("`{path}` is a directory"))),
         SPECIAL => Err(Error::invalid(

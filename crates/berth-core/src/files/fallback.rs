@@ -22,8 +22,6 @@ use crate::files::context::Target;
 use crate::files::no_space;
 use crate::model::errors::{Error, Result};
 
-/// Prints `dir`, `file` or `none` for `$1`.
-const STAT_SCRIPT: &str = r#"if [ -d "$1" ]; then echo dir; elif [ -f "$1" ]; then echo file; elif [ -e "$1" ]; then echo special; else echo none; fi"#;
 /// Creates the missing parents of `$1` (mode 0755, owned by `$2`), then writes stdin (`$5`
 /// bytes) to the temporary `$4` in the same directory and renames it over `$1`: a new file
 /// owned by `$2` with mode `$3` (`-`: 0644), an existing one keeping its owner and (`-`) mode.
@@ -75,19 +73,6 @@ cat -- "$t" > "$p" || exit 1
 );
 const STDERR_TAIL_BYTES: usize = 4096;
 
-/// What `$1` is, seen from inside the container.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Nothing there.
-    Absent,
-    /// A directory.
-    Dir,
-    /// A regular file (symbolic links followed).
-    File,
-    /// A device, FIFO or socket (`/dev/zero` on the `/dev` tmpfs): never read, it may not end.
-    Special,
-}
-
 /// The argv of a file script: `sh -c <script> berth-file <args...>` (the arguments arrive as
 /// `$1`...; nothing is interpolated into the script).
 pub(crate) fn argv(script: &str, args: &[&str]) -> Vec<String> {
@@ -119,42 +104,6 @@ pub(crate) fn failed(what: &str, path: &str, code: i64, stderr: &[u8]) -> Error 
             String::from_utf8_lossy(stderr).trim()
         ),
     }
-}
-
-/// What `path` is. Errors: `E_ENGINE` (the script failed, or the container is not running).
-pub(crate) async fn kind(engine: &Engine, id: &str, name: &str, path: &str) -> Result<Kind> {
-    let out = exec::exec(
-        engine,
-        id,
-        name,
-        &argv(STAT_SCRIPT, &[path]),
-        &as_root(),
-        &CancellationToken::new(),
-    )
-    .await?;
-    match (out.exit_code, out.stdout.as_slice()) {
-        (0, b"dir\n") => Ok(Kind::Dir),
-        (0, b"file\n") => Ok(Kind::File),
-        (0, b"special\n") => Ok(Kind::Special),
-        (0, b"none\n") => Ok(Kind::Absent),
-        (code, _) => Err(failed("stat", path, code, &out.stderr)),
-    }
-}
-
-/// Starts `cat -- <path>` as user 0; its stdout is the file. The caller checks the exit code
-/// at the end (see [`finish_read`]).
-pub(crate) async fn open(engine: &Engine, id: &str, name: &str, path: &str) -> Result<ExecProcess> {
-    let p = stream::spawn(
-        engine,
-        id,
-        name,
-        &["cat".to_string(), "--".into(), path.into()],
-        &as_root(),
-        Stdin::None,
-        CancellationToken::new(),
-    )
-    .await?;
-    Ok(p)
 }
 
 /// After a read's stdout ended: `Ok` when `cat` exited 0, else `E_ENGINE` with its stderr.

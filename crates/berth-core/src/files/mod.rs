@@ -92,7 +92,7 @@ use crate::engine::container;
 use crate::exec::stream::{ExecProcess, Which};
 use crate::files::archive::{Head, Owner, Stat};
 use crate::files::context::{gone, FsContext, Target};
-use crate::files::fallback::{Kind, Source};
+use crate::files::fallback::Source;
 pub use crate::files::spool::Spool;
 use crate::model::errors::{Error, Result};
 
@@ -219,11 +219,22 @@ async fn container_or_gone(t: Target<'_>) -> Result<()> {
     }
 }
 
-/// An open file being read, chunk by chunk.
+/// Default cap of a buffered read (`readFile`), in bytes (64 MiB): below V8's largest string
+/// and Node's largest `Buffer`, so a read's result can always be made into either.
+pub const DEFAULT_MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+
+/// An open file being read, chunk by chunk. It never hands out more than the size it checked
+/// when it opened the file (`E_ENGINE` past it: the container sent more than it said), nor
+/// more than its cap (`E_FILE_TOO_LARGE`); either stops the read in the container.
 pub struct FileReader {
-    /// Size in bytes, when known up front (archive reads).
+    /// Size in bytes of the file that was opened, when known up front (archive reads, and the
+    /// exec reads where the container has `stat` and `head`).
     pub size: Option<u64>,
     source: ReadSource,
+    path: String,
+    max_bytes: Option<u64>,
+    received: u64,
+    ended: bool,
 }
 
 enum ReadSource {
@@ -236,8 +247,79 @@ enum ReadSource {
 }
 
 impl FileReader {
-    /// The next chunk, `Ok(None)` at the end. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    fn new(size: Option<u64>, source: ReadSource, path: &str, max_bytes: Option<u64>) -> Self {
+        FileReader {
+            size,
+            source,
+            path: path.to_string(),
+            max_bytes,
+            received: 0,
+            ended: false,
+        }
+    }
+
+    /// The next chunk, `Ok(None)` at the end. Errors: `E_FILE_TOO_LARGE` (past the cap),
+    /// `E_ENGINE` (also: more or fewer bytes than the size it checked, when the file changed
+    /// under the read), `E_ENGINE_UNAVAILABLE`. After an error it ends.
     pub async fn next(&mut self) -> Result<Option<Bytes>> {
+        if self.ended {
+            return Ok(None);
+        }
+        let chunk = self.next_chunk().await;
+        if let (Ok(None), Some(size)) = (&chunk, self.size) {
+            self.ended = true;
+            if self.received != size {
+                // The file changed under the read (a swap, a truncation): not the file it checked.
+                return Err(Error::Engine {
+                    operation: "read file".into(),
+                    status: None,
+                    message: format!(
+                        "`{}` changed while it was read: {} of the {size} bytes it had when opened",
+                        self.path, self.received
+                    ),
+                });
+            }
+        }
+        let Ok(Some(bytes)) = &chunk else {
+            self.ended = true;
+            return chunk;
+        };
+        self.received += bytes.len() as u64;
+        let over = match (self.size, self.max_bytes) {
+            (_, Some(max)) if self.received > max => Some(Error::FileTooLarge {
+                path: self.path.clone(),
+                size: self.size,
+                max_bytes: max,
+            }),
+            (Some(size), _) if self.received > size => Some(Error::Engine {
+                operation: "read file".into(),
+                status: None,
+                message: format!(
+                    "the container sent more than the {size} bytes `{}` had when it was opened",
+                    self.path
+                ),
+            }),
+            _ => None,
+        };
+        match over {
+            Some(e) => {
+                self.stop().await;
+                Err(e)
+            }
+            None => chunk,
+        }
+    }
+
+    /// Ends the read in the container (kills the exec, drops the download).
+    async fn stop(&mut self) {
+        self.ended = true;
+        match &mut self.source {
+            ReadSource::Archive(rx) => rx.close(),
+            ReadSource::Exec { process, .. } => process.kill().await,
+        }
+    }
+
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
         match &mut self.source {
             ReadSource::Archive(rx) => rx.recv().await.transpose(),
             ReadSource::Exec {
@@ -263,48 +345,31 @@ impl FileReader {
 
 /// Opens `path` for reading; `Ok(None)` when nothing is there. Symbolic links are followed
 /// (at most [`MAX_SYMLINK_HOPS`]). With [`FileAccess::User`] and a session user other than
-/// root, the read is an exec of `cat` as that user ([`crate::files::as_user`]).
+/// root, the read is an exec as that user ([`crate::files::as_user`]) that opens the file once
+/// and sends the size it checked, then that many bytes. `max_bytes` caps what the reader hands
+/// out (`None`: only the checked size bounds it): a file whose size is known to be over it is
+/// `E_FILE_TOO_LARGE` here, before any byte is read; one that turns out larger while read is
+/// `E_FILE_TOO_LARGE` from [`FileReader::next`].
 ///
 /// `GET /containers/{id}/archive?path=` (or an exec). Errors: `E_INVALID_ARGUMENT`
 /// (a bad path, a directory, a special file, a symlink loop), `E_PERMISSION_DENIED` (the
-/// session's user may not read it), `E_SESSION_NOT_FOUND` (the container is gone), `E_ENGINE`,
-/// `E_ENGINE_UNAVAILABLE`.
+/// session's user may not read it), `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND` (the container
+/// is gone), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn open(
     t: Target<'_>,
     ctx: &FsContext,
     path: &str,
     access: FileAccess,
+    max_bytes: Option<u64>,
 ) -> Result<Option<FileReader>> {
     let mut path = normalize_path("path", path)?;
     if ctx.as_user(access)? {
-        let read = as_user::open(t.engine, t.id, t.name, &path, &ctx.user()).await?;
-        return Ok(read.map(|r| FileReader {
-            size: None,
-            source: ReadSource::Exec {
-                process: r.process,
-                path,
-                first: r.first,
-            },
-        }));
+        return exec_read(t, &path, &ctx.user(), None, max_bytes).await;
     }
     for _ in 0..=MAX_SYMLINK_HOPS {
         if ctx.needs_exec(&path) {
-            return match fallback::kind(t.engine, t.id, t.name, &path).await? {
-                Kind::Absent => Ok(None),
-                Kind::Dir => Err(Error::invalid("path", format!("`{path}` is a directory"))),
-                Kind::Special => Err(Error::invalid(
-                    "path",
-                    format!("`{path}` is not a regular file"),
-                )),
-                Kind::File => Ok(Some(FileReader {
-                    size: None,
-                    source: ReadSource::Exec {
-                        process: fallback::open(t.engine, t.id, t.name, &path).await?,
-                        path,
-                        first: None,
-                    },
-                })),
-            };
+            // A tmpfs the archive API cannot see: the same read, as root.
+            return exec_read(t, &path, "0:0", Some("0"), max_bytes).await;
         }
         let Some(download) = archive::download(t.engine, t.id, &path).await? else {
             container_or_gone(t).await?;
@@ -312,12 +377,18 @@ pub(crate) async fn open(
         };
         match download.head {
             Head::File { size } => {
-                return Ok(Some(FileReader {
-                    size: Some(size),
-                    source: ReadSource::Archive(download.chunks),
-                }))
+                // Over the cap: the download is dropped here, before its body is read.
+                too_large(&path, size, max_bytes)?;
+                return Ok(Some(FileReader::new(
+                    Some(size),
+                    ReadSource::Archive(download.chunks),
+                    &path,
+                    max_bytes,
+                )));
             }
             Head::Dir => return Err(Error::invalid("path", format!("`{path}` is a directory"))),
+            // The engine could not archive what is there: the exec read (as root) says what it is.
+            Head::Empty => return exec_read(t, &path, "0:0", Some("0"), max_bytes).await,
             Head::Other => {
                 return Err(Error::invalid(
                     "path",
@@ -335,6 +406,44 @@ pub(crate) async fn open(
         "path",
         format!("more than {MAX_SYMLINK_HOPS} symbolic links"),
     ))
+}
+
+/// `E_FILE_TOO_LARGE` when `size` is over `max_bytes`.
+fn too_large(path: &str, size: u64, max_bytes: Option<u64>) -> Result<()> {
+    match max_bytes {
+        Some(max) if size > max => Err(Error::FileTooLarge {
+            path: path.to_string(),
+            size: Some(size),
+            max_bytes: max,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A read through an exec ([`as_user::open`]) as the session's user (`run_as` `None`) or as
+/// `run_as`; a checked size over `max_bytes` stops it at once (`E_FILE_TOO_LARGE`).
+async fn exec_read(
+    t: Target<'_>,
+    path: &str,
+    user: &str,
+    run_as: Option<&str>,
+    max_bytes: Option<u64>,
+) -> Result<Option<FileReader>> {
+    let Some(r) = as_user::open(t.engine, t.id, t.name, path, user, run_as).await? else {
+        return Ok(None);
+    };
+    if let Some(size) = r.size {
+        if let Err(e) = too_large(path, size, max_bytes) {
+            r.process.kill().await;
+            return Err(e);
+        }
+    }
+    let source = ReadSource::Exec {
+        process: r.process,
+        path: path.to_string(),
+        first: r.first,
+    };
+    Ok(Some(FileReader::new(r.size, source, path, max_bytes)))
 }
 
 /// What to write.

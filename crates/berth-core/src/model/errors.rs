@@ -206,6 +206,17 @@ pub enum Error {
         /// The user checked, as `uid:gid`.
         user: String,
     },
+    /// `E_FILE_TOO_LARGE`: a buffered read found the file larger than its cap; the host
+    /// stopped reading at the cap.
+    #[error("file `{path}` is larger than the read's cap of {max_bytes} bytes{}", .size.map(|s| format!(" ({s} bytes)")).unwrap_or_default())]
+    FileTooLarge {
+        /// The path, as normalised.
+        path: String,
+        /// The file's size in bytes, when known before the cap was reached.
+        size: Option<u64>,
+        /// The cap, in bytes.
+        max_bytes: u64,
+    },
     /// `E_NO_SPACE`: a write found no room for all its bytes (`ENOSPC`: a full filesystem, or
     /// a write that came out short, as busybox's tools do on a full disk while exiting 0).
     /// The temporary file is removed and the old file is intact.
@@ -238,6 +249,19 @@ pub enum Error {
     },
 }
 
+/// How much of the end of each of stdout and stderr an `E_EXEC_TIMEOUT` or `E_ABORTED`
+/// carries, in bytes (64 KiB).
+pub const ERROR_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
+
+/// The last [`ERROR_OUTPUT_TAIL_BYTES`] of `bytes`.
+fn output_tail(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.len() > ERROR_OUTPUT_TAIL_BYTES {
+        bytes.drain(..bytes.len() - ERROR_OUTPUT_TAIL_BYTES);
+        bytes.shrink_to_fit();
+    }
+    bytes
+}
+
 /// Shorthand for results in this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -260,6 +284,7 @@ impl Error {
             Error::ExecTimeout { .. } => "E_EXEC_TIMEOUT",
             Error::Aborted { .. } => "E_ABORTED",
             Error::PermissionDenied { .. } => "E_PERMISSION_DENIED",
+            Error::FileTooLarge { .. } => "E_FILE_TOO_LARGE",
             Error::NoSpace { .. } => "E_NO_SPACE",
             Error::Engine { .. } => "E_ENGINE",
             Error::WithCleanup { first, .. } => first.code(),
@@ -283,9 +308,11 @@ impl Error {
         }
     }
 
-    /// Attaches an exec's output so far to an `E_EXEC_TIMEOUT` or `E_ABORTED` (other errors
-    /// are returned unchanged).
+    /// Attaches the last [`ERROR_OUTPUT_TAIL_BYTES`] of an exec's output so far to an
+    /// `E_EXEC_TIMEOUT` or `E_ABORTED` (other errors are returned unchanged): an error never
+    /// carries more than that of each stream, whatever the process wrote.
     pub fn with_output(self, stdout: Vec<u8>, stderr: Vec<u8>) -> Self {
+        let (stdout, stderr) = (output_tail(stdout), output_tail(stderr));
         match self {
             Error::ExecTimeout {
                 container,
@@ -493,6 +520,17 @@ impl Error {
                 d.insert("path".into(), json!(path));
                 d.insert("user".into(), json!(user));
             }
+            Error::FileTooLarge {
+                path,
+                size,
+                max_bytes,
+            } => {
+                d.insert("path".into(), json!(path));
+                if let Some(size) = size {
+                    d.insert("size".into(), json!(size));
+                }
+                d.insert("maxBytes".into(), json!(max_bytes));
+            }
             Error::NoSpace {
                 path,
                 bytes,
@@ -582,6 +620,20 @@ mod tests {
         assert_eq!(j["cause"]["code"], "E_ENGINE");
         assert_eq!(j["details"]["cleanupFailed"], true);
         assert_eq!(j["details"]["exitCode"], 1);
+    }
+
+    #[test]
+    fn exec_errors_carry_only_the_tail_of_the_output() {
+        let big: Vec<u8> = (0..ERROR_OUTPUT_TAIL_BYTES + 1000)
+            .map(|i| i as u8)
+            .collect();
+        let e = Error::aborted("exec").with_output(big.clone(), b"err".to_vec());
+        let Error::Aborted { stdout, stderr, .. } = e else {
+            panic!("still E_ABORTED")
+        };
+        assert_eq!(stdout.len(), ERROR_OUTPUT_TAIL_BYTES);
+        assert_eq!(stdout[..], big[1000..]);
+        assert_eq!(stderr, b"err");
     }
 
     #[test]

@@ -95,7 +95,8 @@ impl Channel {
         }
     }
 
-    /// The next stdout line (without `\n`); `None` once the exec's output ended.
+    /// The next stdout line (without `\n`); `None` once the exec's output ended. A line over
+    /// [`proto::MAX_LINE_BYTES`] breaks the channel.
     async fn line(&mut self) -> Result<Option<String>> {
         loop {
             if let Some(i) = self.pending.iter().position(|b| *b == b'\n') {
@@ -103,6 +104,12 @@ impl Channel {
                 let mut line = std::mem::replace(&mut self.pending, rest);
                 line.pop();
                 return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
+            }
+            if self.pending.len() > proto::MAX_LINE_BYTES {
+                return Err(broken(format!(
+                    "a channel line over {} bytes",
+                    proto::MAX_LINE_BYTES
+                )));
             }
             match self.launched.output.next().await {
                 Some(Ok(LogOutput::StdOut { message })) => self.pending.extend_from_slice(&message),
@@ -150,15 +157,16 @@ impl Channel {
         })
     }
 
-    async fn read_inner(&mut self, path: &str) -> Result<Outcome<Option<Vec<u8>>>> {
-        self.send(&proto::read_request(path, proto::MAX_READ_BYTES))
-            .await?;
+    async fn read_inner(&mut self, path: &str, limit: u64) -> Result<Outcome<Option<Vec<u8>>>> {
+        self.send(&proto::read_request(path, limit)).await?;
+        let max_chars = proto::max_data_chars(limit);
         match self.status().await? {
             Status::Absent => Ok(Outcome::Done(None)),
             Status::IsDir => Ok(Outcome::IsDir),
             Status::Big | Status::Fail => Ok(Outcome::Fallback),
             Status::Data => {
                 let mut lines = Vec::new();
+                let mut chars = 0usize;
                 loop {
                     let line = self
                         .line()
@@ -167,11 +175,15 @@ impl Channel {
                     if line == "." {
                         break;
                     }
+                    chars += line.len();
+                    if chars > max_chars {
+                        return Err(broken(format!("a read sent more than {limit} bytes")));
+                    }
                     lines.push(line);
                 }
                 Ok(match proto::decode_data(&lines) {
-                    Some(bytes) => Outcome::Done(Some(bytes)),
-                    None => Outcome::Fallback,
+                    Some(bytes) if bytes.len() as u64 <= limit => Outcome::Done(Some(bytes)),
+                    _ => Outcome::Fallback,
                 })
             }
             Status::Ok | Status::NoSpace => Err(broken("unexpected reply to a read".into())),
@@ -196,18 +208,22 @@ impl Channel {
         bounded(cancel, "writeFile", self.write_inner(path, mode, data)).await
     }
 
-    /// Reads the normalised `path` (at most [`proto::MAX_READ_BYTES`]); `Done(None)` when
-    /// nothing is there. An `Err` means the channel is unusable now: drop it.
+    /// Reads the normalised `path` when it has at most `max_bytes` and
+    /// [`proto::MAX_READ_BYTES`] bytes (`Fallback` when larger); `Done(None)` when nothing is
+    /// there. An `Err` means the channel is unusable now: drop it (also when the container
+    /// sends more than the limit).
     /// Errors: `E_ABORTED`, `E_ENGINE` (timeout, broken channel).
     pub async fn read(
         &mut self,
         path: &str,
+        max_bytes: u64,
         cancel: &CancellationToken,
     ) -> Result<Outcome<Option<Vec<u8>>>> {
         if !proto::path_fits(path) {
             return Ok(Outcome::Fallback);
         }
-        bounded(cancel, "readFile", self.read_inner(path)).await
+        let limit = max_bytes.min(proto::MAX_READ_BYTES);
+        bounded(cancel, "readFile", self.read_inner(path, limit)).await
     }
 }
 

@@ -18,13 +18,26 @@ pub(crate) const MAX_WRITE_BYTES: usize = 16 * 1024;
 /// archive API).
 pub(crate) const MAX_READ_BYTES: u64 = 1024 * 1024;
 
+/// Longest line berth accepts from the channel, in bytes (a read's base64 of
+/// [`MAX_READ_BYTES`] on one line, and some): past it the channel is dropped.
+pub(crate) const MAX_LINE_BYTES: usize = 4 * (MAX_READ_BYTES as usize).div_ceil(3) + 64;
+
+/// How many base64 characters a read of at most `max_bytes` bytes may send (the lines
+/// without their breaks): past it the channel is dropped, whatever the container sends.
+pub(crate) fn max_data_chars(max_bytes: u64) -> usize {
+    4 * (max_bytes as usize).div_ceil(3)
+}
+
 /// The channel's script (`sh -c`). Writes: `w`, path, octal mode, size in bytes, base64 data,
 /// one line each; replies `ok`, `isdir` (a directory at the path), `nospace` (the temporary
 /// file came out shorter than the size: a full disk, removed, the old file untouched) or
 /// `fail` (anything else: the caller takes the archive path, which knows why). Reads: `r`, path, size limit; replies `data` then the
 /// base64 lines and `.`, or `absent` (and the parent directory is searchable by the user),
 /// `isdir`, `big` (over the limit) or `fail` (not a regular file, unreadable, a dangling
-/// link, a parent the user may not search). Parents are created with `mkdir -p` under
+/// link, a parent the user may not search). A read opens the file once (descriptor 3) and
+/// checks its type and size (`stat -L` of `/proc/self/fd/3`) and reads it (`head -c` of the
+/// size) through that descriptor, so a path swapped for a link to `/dev/zero` after the
+/// checks changes nothing; berth accepts at most the base64 of the limit. Parents are created with `mkdir -p` under
 /// umask 022 (0755, existing ones untouched). A write goes to `.berth-tmp-<pid>-<n>` beside
 /// the file, gets its mode with `chmod` (`-`: the existing file's, from `stat`, or 0644) and is
 /// renamed over the file; an existing file the user does not own (or whose group is not the
@@ -35,6 +48,7 @@ pub(crate) const MAX_READ_BYTES: u64 = 1024 * 1024;
 pub(crate) const SCRIPT: &str = r#"umask 022
 k=0
 command -v base64 >/dev/null 2>&1 || exit 3
+command -v head >/dev/null 2>&1 || exit 3
 echo "berth-channel 1"
 while IFS= read -r op; do
   IFS= read -r p || exit 0
@@ -67,14 +81,16 @@ while IFS= read -r op; do
     elif [ ! -e "$p" ] && [ ! -L "$p" ]; then
       # Absent only where the user may look: an unsearchable directory hides what is in it.
       q=${p%/*}; if [ -x "${q:-/}" ]; then echo absent; else echo fail; fi
-    elif [ ! -f "$p" ] || [ ! -r "$p" ]; then echo fail
+    elif [ ! -f "$p" ] || [ ! -r "$p" ] || ! command exec 3<"$p"; then echo fail
     else
-      s=$(wc -c < "$p" 2>/dev/null) || s=x
-      case "$s" in *[!0-9\ ]*|"") echo fail ;; *)
+      # Checked and read through the one descriptor: a path swapped meanwhile changes nothing.
+      s=$(stat -L -c %s /proc/self/fd/3 2>/dev/null) && [ -f /proc/self/fd/3 ] || s=x
+      case "$s" in *[!0-9]*|"") echo fail ;; *)
         if [ "$s" -gt "$n" ]; then echo big
-        else echo data; base64 "$p" 2>/dev/null || echo '!'; echo .
+        else echo data; head -c "$s" <&3 | base64 2>/dev/null || echo '!'; echo .
         fi ;;
       esac
+      exec 3<&-
     fi
     ;;
   *) exit 2 ;;

@@ -89,13 +89,14 @@ impl ChannelSlot {
         engine: &Engine,
         id: &str,
         path: &str,
+        max_bytes: u64,
         cancel: &CancellationToken,
     ) -> Result<Outcome<Option<Vec<u8>>>> {
         let mut slot = self.locked(engine, id).await;
         let Slot::Open(channel) = &mut *slot else {
             return Ok(Outcome::Fallback);
         };
-        match channel.read(path, cancel).await {
+        match channel.read(path, max_bytes, cancel).await {
             Ok(outcome) => Ok(outcome),
             Err(e) => Self::failed(&mut slot, e, cancel),
         }

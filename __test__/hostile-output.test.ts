@@ -1,0 +1,67 @@
+// Issue 21, item 1: what a sandbox writes cannot bloat or crash the host process. In a child
+// process (its RSS is berth's alone): an endless `yes` through Session.exec and the harness's
+// `run` settles, truncated and flagged, keeping the head of the output; a 50 MB flood that is
+// then aborted or timed out rejects with a small error (at most the last 64 KiB of each
+// stream); host RSS never grows more than 200 MiB over its start in any case (default caps).
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { engineAvailable } from './helpers/engine-available.js';
+import { runHostile, type HostileReport } from './helpers/hostile.js';
+import { expectNoLeaks } from './helpers/leak-check.mjs';
+
+const MIB = 1024 * 1024;
+const KIB = 1024;
+const RSS_BOUND = 200 * MIB;
+const CASES = ['exec-yes', 'exec-yes-small-cap', 'harness-yes', 'exec-abort', 'exec-timeout', 'harness-abort'];
+
+describe.skipIf(!engineAvailable())('hostile output', () => {
+  let reports: Map<string, HostileReport>;
+  beforeAll(async () => {
+    reports = await runHostile(CASES, 150_000);
+  }, 160_000);
+  afterAll(async () => {
+    await expectNoLeaks();
+  });
+  const report = (name: string): HostileReport => {
+    const r = reports.get(name);
+    if (!r) throw new Error(`no report for ${name}`);
+    return r;
+  };
+
+  test('an endless yes through Session.exec settles with the head of its output, truncated at 64 MiB', () => {
+    const r = report('exec-yes');
+    expect(r.error).toBeUndefined();
+    expect(r.value).toMatchObject({ truncated: true, stdout: 64 * MIB, stderr: 0 });
+    // Killed past the cap: the exit code is the engine's for the killed process, never made up.
+    expect(r.value.exitCode).not.toBe(0);
+    expect(r.rssGrowth).toBeLessThan(RSS_BOUND);
+  });
+
+  test('an endless writer past a small cap is cut and killed too', () => {
+    const r = report('exec-yes-small-cap');
+    expect(r.value).toMatchObject({ truncated: true, stdout: 0, stderr: 1000 });
+    expect(r.rssGrowth).toBeLessThan(RSS_BOUND);
+  });
+
+  test("an endless yes through the harness's run settles as text, truncated and flagged", () => {
+    const r = report('harness-yes');
+    expect(r.error).toBeUndefined();
+    expect(r.value).toMatchObject({ truncated: true, stdout: 64 * MIB, head: 'y\ny\n' });
+    expect(r.rssGrowth).toBeLessThan(RSS_BOUND);
+  });
+
+  test.for(['exec-abort', 'exec-timeout'])('%s of a 50 MB flood rejects with at most 64 KiB of output', (name) => {
+    const r = report(name);
+    expect(r.error?.code).toBe(name === 'exec-abort' ? 'E_ABORTED' : 'E_EXEC_TIMEOUT');
+    expect(r.error?.details?.stdout?.bytes).toBeLessThanOrEqual(64 * KIB);
+    expect(r.error?.details?.stdout?.bytes).toBeGreaterThan(0);
+    expect(r.error?.messageLength).toBeLessThan(4 * KIB);
+    expect(r.error?.details?.stderr?.bytes).toBeLessThanOrEqual(64 * KIB);
+    expect(r.rssGrowth).toBeLessThan(RSS_BOUND);
+  });
+
+  test("an aborted harness run rejects with the signal's reason, small", () => {
+    const r = report('harness-abort');
+    expect(r.error?.name).toBe('TimeoutError');
+    expect(r.rssGrowth).toBeLessThan(RSS_BOUND);
+  });
+});
