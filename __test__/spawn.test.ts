@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { AbortedError, createSession, EngineError, ExecTimeoutError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
-import { execIn } from './helpers/engine-http.mjs';
+import { execIn, stopContainer } from './helpers/engine-http.mjs';
 import { processesIn, waitForNoProcess, waitForProcess, waitForTreeKill } from './helpers/engine-wait.js';
 import { expectBerthError, rejectionOf } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
@@ -17,6 +17,19 @@ import { onPodman } from './helpers/test-engine.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
 const EXIT_SCRIPT = fileURLToPath(new URL('./scripts/spawn-exit.mjs', import.meta.url));
+/** A wait() settles within this of its container's stop, in ms (generous for a loaded 2-core CI machine; the outside-stop watch looks every second). */
+const STOP_SETTLE_MS = 15_000;
+
+/** `session.spawn(argv)` through the engine exec (not the command channel): BERTH_COMMAND_CHANNEL=0 around the call. */
+async function spawnOverEngine(session: Session, argv: string[]) {
+  process.env.BERTH_COMMAND_CHANNEL = '0';
+  try {
+    return await session.spawn(argv);
+  } finally {
+    delete process.env.BERTH_COMMAND_CHANNEL;
+  }
+}
+
 const START_ORPHAN = 'sh -c "while [ ! -e /tmp/orphan-go ]; do sleep 0.05; done" </dev/null >/dev/null 2>&1 & exit 0';
 
 async function text(stream: ReadableStream<Uint8Array>): Promise<string> {
@@ -179,6 +192,64 @@ describe.skipIf(!engineAvailable())('spawn', () => {
     await execIn(session.id, ['touch', '/tmp/orphan-go']);
     await waitForNoProcess(session.id, (x) => x.pid === orphan.pid);
     expect((await processesIn(session.id)).filter((x) => x.stat.startsWith('Z'))).toEqual([]);
+  });
+
+  test('engine exec with unread output: wait() settles with E_ENGINE when session.stop() stops its container', async ({ sessionId, labels, track }) => {
+    const session = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
+    const p = await spawnOverEngine(session, ['yes']);
+    await waitForProcess(session.id, 'yes');
+    // Its queues fill and the engine holds it back; nobody reads.
+    const stoppedAt = performance.now();
+    const waited = settled(p.wait());
+    expect(await session.stop()).toEqual({ stopped: true });
+    const error = await waited;
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as EngineError).message).toMatch(/stopped or was removed/);
+    expect(performance.now() - stoppedAt).toBeLessThan(STOP_SETTLE_MS);
+    // The same answer again; streams end; kill() after the end is harmless.
+    await expectBerthError(p.wait(), EngineError);
+    await p.kill();
+  });
+
+  test('unread output: wait() settles with E_ENGINE when the container is stopped outside berth (engine exec and command channel)', async ({
+    sessionId,
+    labels,
+    track,
+  }) => {
+    const overEngine = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
+    const overChannel = track(await createSession({ sessionId: testSessionId('spawn-stop-ch'), image: TEST_IMAGE, labels }));
+    const processes = [await spawnOverEngine(overEngine, ['yes']), await overChannel.spawn(['yes'])];
+    await waitForProcess(overEngine.id, 'yes');
+    await waitForProcess(overChannel.id, 'yes');
+    const stoppedAt = performance.now();
+    const waits = processes.map((p) => settled(p.wait()).then((r) => [r, performance.now() - stoppedAt] as const));
+    // `POST /containers/{id}/stop?t=0` through the engine API, by id, as `docker stop -t 0` would.
+    const stops = [overEngine, overChannel].map((s) => stopContainer(s.id).then(() => performance.now() - stoppedAt));
+    const stopMs = await Promise.all(stops);
+    const settledMs: number[] = [];
+    for (const waited of waits) {
+      const [result, ms] = await waited;
+      expect(result).toBeInstanceOf(EngineError);
+      settledMs.push(ms);
+    }
+    console.info(`[berth tests] stopped outside berth: stop calls took ${stopMs.map(Math.round)} ms; wait() settled after ${settledMs.map(Math.round)} ms (engine exec, channel)`);
+    expect(Math.max(...settledMs)).toBeLessThan(STOP_SETTLE_MS);
+  });
+
+  test('kill({ abortSignal }): an abort rejects E_ABORTED at once; a later kill() ends the process', async () => {
+    const p = await shared.spawn(['sh', '-c', 'sleep 1301']);
+    await waitForProcess(shared.id, 'sleep 1301');
+    const before = new AbortController();
+    before.abort();
+    await expectBerthError(p.kill({ abortSignal: before.signal }), AbortedError);
+    const controller = new AbortController();
+    const killing = p.kill({ abortSignal: controller.signal });
+    controller.abort();
+    await expectBerthError(killing, AbortedError);
+    await p.kill();
+    expect([143, 137]).toContain((await p.wait()).exitCode);
+    await waitForNoProcess(shared.id, 'sleep 1301');
+    expect(await rejectionOf(p.kill({ abortSignal: 'nope' as unknown as AbortSignal }))).toMatchObject({ code: 'E_INVALID_ARGUMENT' });
   });
 
   test('spawn in a stopped container: E_ENGINE 409; a bad argv: E_INVALID_ARGUMENT', async ({ sessionId, labels, track }) => {

@@ -1,6 +1,9 @@
 import type * as Native from '../binding';
+import { withAbort } from './abort';
 import { fromNative } from './errors/from-native';
 import { callNative } from './native-call';
+import { CALL_OPTION_KEYS, type CallOptions } from './types';
+import { expectOptionalOptions, expectOptionalSignal } from './validate';
 
 /**
  * A process started by {@link Session.spawn}: its output as web streams while it runs, its
@@ -45,12 +48,21 @@ export class ExecProcess {
 
   /**
    * Kills the process and every process it started in the container (TERM, then KILL), and
-   * resolves once it ended. Idempotent; harmless after the process ended. From the call on,
-   * output is delivered only while a stream's queue has room (the rest is dropped), so streams
-   * nobody reads never keep a killed process alive.
+   * resolves once it ended (the tree kill's own steps are bounded, about 10 s at worst, and so
+   * is the process's `timeoutMs`). Idempotent; harmless after the process ended. From the call
+   * on, output is delivered only while a stream's queue has room (the rest is dropped), so
+   * streams nobody reads never keep a killed process alive.
+   *
+   * @param options `abortSignal`: stops waiting for the kill. The kill goes on in the background
+   *   and {@link ExecProcess.wait} still settles; a signal aborted before the call starts no kill.
+   * @throws AbortedError `E_ABORTED` when `abortSignal` fires first.
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for an unknown option or a non-signal.
    */
-  async kill(): Promise<void> {
-    await callNative(() => this.#native.kill());
+  async kill(options: CallOptions = {}): Promise<void> {
+    expectOptionalOptions(options, 'options', CALL_OPTION_KEYS);
+    const signal = options.abortSignal;
+    expectOptionalSignal(signal, 'abortSignal');
+    await callNative(() => withAbort(signal, 'kill', (token) => this.#native.kill(token)));
   }
 }
 

@@ -6,6 +6,7 @@ use napi::bindgen_prelude::{Buffer, PromiseRaw};
 use napi::Env;
 use napi_derive::napi;
 
+use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use berth_core::Error;
 use berth_core::{ExecProcess, Which};
@@ -72,13 +73,16 @@ impl BindingExecProcess {
     }
 
     /// Kills the process and its children in the container, and resolves once it ended.
-    /// Idempotent.
+    /// Idempotent. `token` (the caller's `abortSignal`) rejects it with `E_ABORTED` at once;
+    /// the kill goes on in the background and `wait()` still settles.
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn kill<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
+    pub fn kill<'e>(
+        &self,
+        env: &'e Env,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, ()>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move {
-            inner.kill().await;
-            Ok(())
-        })
+        let cancel = token_of(token);
+        env.spawn_future(async move { js(inner.kill(&cancel).await) })
     }
 }

@@ -420,6 +420,9 @@ impl Session {
     /// no engine call, `not-owner`. An owner's stop of a session created with
     /// `removeAfterStopMs` arms this process's removal timer
     /// ([`process_duty::arm_after_stop`]). `cancel` aborts it (`E_ABORTED`, at once).
+    /// Right before the `POST` the handle's running commands are given up, as by
+    /// [`Session::remove`]: a spawned process whose output is unread settles with `E_ENGINE`
+    /// (one that is read to its end settles with its exit code, as the stop ends it).
     /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn stop(
         &self,
@@ -452,6 +455,9 @@ impl Session {
                 reason: Some("not-owner"),
             });
         }
+        // Its commands are given up first, as by `remove()`: a spawn whose output nobody reads
+        // would otherwise wait for a reader of a process the stop ends.
+        self.commands.give_up();
         Ok(
             match calls::stop_by_id(
                 engine,

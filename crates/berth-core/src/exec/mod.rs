@@ -12,6 +12,7 @@
 pub mod channel;
 pub mod launch;
 pub mod stream;
+pub(crate) mod watch;
 
 use std::collections::BTreeMap;
 

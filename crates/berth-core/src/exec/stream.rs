@@ -7,16 +7,24 @@
 //! buffering without bound. A reader that closes its stream lets the rest of that stream be
 //! discarded. The exit code comes from the engine once the output ended; a `kill()`, a
 //! timeout or an abort kills the process tree (see [`crate::exec::launch::kill_tree`]).
+//!
+//! A process whose container stops while its output is unread settles too: the session's
+//! `stop()`/`remove()` give its command up ([`Launched::gone`]), and for a stop outside berth
+//! an engine exec that waited for its reader over a second has its container checked (see
+//! [`crate::exec::watch`]).
 
 use bollard::container::LogOutput;
 use bytes::Bytes;
 use futures_util::StreamExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::connection::Engine;
 use crate::exec::launch::{self, ExecInput, Launched};
+use crate::exec::watch::watch_stopped;
 use crate::exec::ExecOptions;
 use crate::model::errors::{Error, Result};
 use crate::model::spec::validate_argv;
@@ -105,6 +113,19 @@ pub(crate) async fn spawn_via(
     let (err_tx, err_rx) = mpsc::channel(STREAM_CHANNEL_CHUNKS);
     let (done_tx, done_rx) = watch::channel(None);
     let kill = CancellationToken::new();
+    let stall = Arc::new(AtomicU64::new(0));
+    // An engine exec has no helper that dies with its container: watch the container while
+    // the process waits for its reader (see the module's docs).
+    let watcher = match &launched.exit {
+        launch::Exit::Engine(exec_id) => Some(tokio::spawn(watch_stopped(
+            engine.clone(),
+            id.to_string(),
+            exec_id.clone(),
+            stall.clone(),
+            launched.gone.clone(),
+        ))),
+        launch::Exit::Channel(_) => None,
+    };
     let pump = Pump {
         engine: engine.clone(),
         id: id.to_string(),
@@ -115,9 +136,13 @@ pub(crate) async fn spawn_via(
         kill: kill.clone(),
         out_tx,
         err_tx,
+        stall,
     };
     tokio::spawn(async move {
         let outcome = pump.run(launched, stdin).await;
+        if let Some(w) = watcher {
+            w.abort();
+        }
         let _ = done_tx.send(Some(outcome));
     });
     Ok(ExecProcess {
@@ -153,6 +178,11 @@ impl ExecProcess {
 
     /// The exit code as the engine reports it, once the process ended; or the error it ended
     /// with (`E_EXEC_TIMEOUT`, `E_ABORTED`, `E_ENGINE`). Any number of calls get the same answer.
+    /// A process whose container stops or is removed (by the session or outside berth) while
+    /// its output is unread settles with `E_ENGINE` (its exit code is unknown then: the
+    /// engine's is never read past unread output): at once for the session's `stop()` or
+    /// `remove()`, within about 2 s for a stop outside berth ([`crate::exec::watch`]). Over a
+    /// command channel the same holds (the helper dies with the container).
     pub async fn wait(&self) -> Result<i64> {
         let mut rx = self.outcome.clone();
         let seen = rx
@@ -166,16 +196,26 @@ impl ExecProcess {
         seen.clone().expect("checked by wait_for")
     }
 
-    /// Kills the process and its children (TERM, then KILL) and waits until the exec ended.
-    /// Idempotent; a process that already ended is left alone. Its exit code (for example
-    /// 143) stays readable through [`ExecProcess::wait`]. From the call on, output is
-    /// delivered only where a stream's queue has room (the rest is dropped), so an unread
-    /// stream cannot keep a killed exec open.
-    pub async fn kill(&self) {
+    /// Kills the process and its children (TERM, then KILL: see
+    /// [`crate::exec::launch::kill_tree`], bounded by its own per-step timeouts and the
+    /// process's `timeout_ms`) and waits until the exec ended, or until `cancel` fires:
+    /// `E_ABORTED` then, at once, while the kill goes on in the background and
+    /// [`ExecProcess::wait`] still settles. Idempotent; a process that already ended is left
+    /// alone. Its exit code (for example 143) stays readable through [`ExecProcess::wait`].
+    /// From the call on, output is delivered only where a stream's queue has room (the rest is
+    /// dropped), so an unread stream cannot keep a killed exec open.
+    /// Errors: `E_ABORTED` (only from `cancel`; how the process ended is `wait()`'s answer).
+    pub async fn kill(&self, cancel: &CancellationToken) -> Result<()> {
         if self.outcome.borrow().is_none() {
+            if cancel.is_cancelled() {
+                return Err(Error::aborted("kill"));
+            }
             self.kill.cancel();
         }
-        let _ = self.wait().await;
+        tokio::select! {
+            _ = self.wait() => Ok(()),
+            _ = cancel.cancelled() => Err(Error::aborted("kill")),
+        }
     }
 }
 
@@ -190,6 +230,9 @@ struct Pump {
     kill: CancellationToken,
     out_tx: mpsc::Sender<Chunk>,
     err_tx: mpsc::Sender<Chunk>,
+    /// The number of the chunk that waits for its reader (chunks counted from 1), 0 when
+    /// none does: what [`watch_stopped`] reads.
+    stall: Arc<AtomicU64>,
 }
 
 /// The last [`ERROR_TAIL_BYTES`] of a stream.
@@ -228,7 +271,12 @@ impl Pump {
         // The command gone (its helper lost, its session removed) while a chunk waits for the
         // reader: the outcome does not wait for the reader either.
         let mut gone_unread = false;
+        let mut chunks: u64 = 0;
         let interrupted: Option<Error> = loop {
+            self.stall.store(
+                if pending.is_some() { chunks } else { 0 },
+                Ordering::Release,
+            );
             tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => break Some(Error::aborted("exec")),
@@ -273,11 +321,11 @@ impl Pump {
                     None => break None,
                     Some(Ok(LogOutput::StdErr { message })) => {
                         err_tail.push(&message);
-                        if killing.is_some() { self.offer(Which::Stderr, message) } else { pending = Some((Which::Stderr, message)) }
+                        if killing.is_some() { self.offer(Which::Stderr, message) } else { chunks += 1; pending = Some((Which::Stderr, message)) }
                     }
                     Some(Ok(LogOutput::StdOut { message } | LogOutput::Console { message })) => {
                         out_tail.push(&message);
-                        if killing.is_some() { self.offer(Which::Stdout, message) } else { pending = Some((Which::Stdout, message)) }
+                        if killing.is_some() { self.offer(Which::Stdout, message) } else { chunks += 1; pending = Some((Which::Stdout, message)) }
                     }
                     Some(Ok(_)) => {}
                     // Podman resets the hijacked connection when the process exits with stdin bytes
@@ -294,15 +342,16 @@ impl Pump {
             let _ = k.await;
         }
         let outcome = match interrupted {
-            // The channel's reader reported why; an engine exec's session is being removed
-            // (its output dropped first, so the engine does not wait for a reader).
+            // The channel's reader reported why; an engine exec's container is being stopped or
+            // removed, or was stopped outside berth (its output dropped first, so the engine
+            // does not wait for a reader).
             None if gone_unread => match exit {
                 launch::Exit::Engine(_) => Err(Error::Engine {
                     operation: "exec".into(),
                     status: None,
-                    message:
-                        "the session was removed while the command ran; its exit code is unknown"
-                            .into(),
+                    message: "the session's container stopped or was removed while the command's \
+                              output was unread; its exit code is unknown"
+                        .into(),
                 }),
                 channel => channel.code(&self.engine).await,
             },

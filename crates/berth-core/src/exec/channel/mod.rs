@@ -113,10 +113,18 @@ impl CommandChannels {
     /// settles (the engine would otherwise hold the removal for a reader). Later commands are
     /// not affected (a removal that fails leaves the session usable).
     pub(crate) fn removing(&self) {
+        self.give_up();
+        self.close();
+    }
+
+    /// Every command launched through this handle until now (over a channel or the engine)
+    /// is gone ([`Launched::gone`]): right before the session's container is stopped or
+    /// removed, so a spawn whose output nobody reads settles instead of waiting for a reader
+    /// of a process the stop ends. Later commands are not affected.
+    pub(crate) fn give_up(&self) {
         if let Ok(mut g) = self.0.gone.lock() {
             std::mem::take(&mut *g).cancel();
         }
-        self.close();
     }
 
     /// [`Self::close`], once the session's container is removed: no channel opens again.
