@@ -123,15 +123,19 @@ describe.skipIf(!engineAvailable())('when a process dies', () => {
     expect(await recordsOf(id)).toEqual([]);
   });
 
-  test('ten concurrent take-overs: exactly one inherits, nine get E_SESSION_BUSY', async ({ sessionId, labels }) => {
+  test('ten concurrent take-overs: exactly one inherits; the others get E_SESSION_BUSY, or adopt once the heir lives', async ({ sessionId, labels }) => {
     const { id } = await orphanOf(sessionId, labels);
     const takers = await startChildren(10);
     const results = await callTogether(takers, 'resumeSession', { sessionId, takeOver: true });
-    const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ child: takers[i]!, session: r.value }] : []));
+    const fulfilled = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ child: takers[i]!, session: r.value }] : []));
+    const won = fulfilled.filter((w) => w.session.ownership === 'inherited');
     try {
-      expect(won.map((w) => w.session.ownership)).toEqual(['inherited']);
+      expect(won).toHaveLength(1);
+      // One that read the records after the heir's claim adopts (a live inheritor keeps the duty).
+      expect(fulfilled.filter((w) => w.session.ownership !== 'inherited').every((w) => w.session.ownership === 'adopted')).toBe(true);
       const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-      expect(lost.map((r) => [r.reason.code, r.reason.details.reason])).toEqual(Array(9).fill(['E_SESSION_BUSY', 'taken-over']));
+      expect(lost.length + fulfilled.length).toBe(10);
+      for (const r of lost) expect([r.reason.code, r.reason.details.reason]).toEqual(['E_SESSION_BUSY', 'taken-over']);
       expect(lost.every((r) => r.reason.details.owner?.pid === won[0]!.child.pid)).toBe(true);
       const duty = (await recordsOf(id)).filter((r) => r.kind === 'duty');
       expect(duty.map((r) => r.name)).toEqual([`berth-duty-${id}-1`]);
@@ -139,6 +143,7 @@ describe.skipIf(!engineAvailable())('when a process dies', () => {
       for (const { child, session } of won) await child.call('remove', session.handle);
     }
     expect(await inspectContainer(id)).toBeNull();
+    expect(await recordsOf(id)).toEqual([]);
   });
 
   test('a take-over that fails after winning the duty drops its duty record; the reaper still reaps', async ({ sessionId, labels }) => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import { createDockerSandboxProvider } from '../harness.mjs';
-import { createSession, listSessions, reapOrphans, type Session } from '../index.mjs';
+import { createSession, listSessions, reapOrphans, resumeSession, type Session } from '../index.mjs';
 import { runBerth, startBerth } from './helpers/berth-cli.js';
 import { engineAvailable } from './helpers/engine-available.js';
 import { inspectContainer, labelFilter, listContainers, removeContainer } from './helpers/engine-http.mjs';
@@ -318,6 +318,12 @@ describe.runIf(await engineAvailable())('parked sessions and handover across wor
     expect(await handle.remove()).toEqual({ removed: false, reason: 'not-owner' });
     expect(await handle.stop()).toEqual({ stopped: false, reason: 'not-owner' });
     await expect(handle.setTimeout(1_000)).rejects.toMatchObject({ code: 'E_SESSION_BUSY', details: { reason: 'not-owner' } });
+    await expect(handle.setNetworkPolicy({ mode: 'deny-all' })).rejects.toMatchObject({ code: 'E_SESSION_BUSY', details: { reason: 'not-owner' } });
+    // A root resume in this process (whose create was handed over) adopts, with a holder record.
+    const again = await resumeSession({ sessionId, socketPath: socket });
+    expect(again.ownership).toBe('adopted');
+    expect((await listSessions({ socketPath: socket, labels }))[0]?.holders.some((h) => h.role === 'adopter' && h.pid === process.pid)).toBe(true);
+    await again.release();
     await sandbox.destroy();
     const [listed] = await listSessions({ socketPath: socket, labels });
     expect(listed?.state).toBe('running');
@@ -355,5 +361,56 @@ describe.runIf(await engineAvailable())('parked sessions and handover across wor
     expect((JSON.parse(round.stdout) as { removedRecords: string[] }).removedRecords.sort()).toEqual(records.map((v) => v.Name).sort());
     expect(await leftovers(labels)).toEqual({ containers: 0, records: 0 });
     await s.remove();
+  });
+  test('2 and 3 workers resume one payload in the same tick (no gate), 6 rounds: exactly one handle can remove it, no loser keeps a record', async () => {
+    const labels = pathLabels();
+    const socket = testSocketPath();
+    const [creator, ...resumers] = await Promise.all([0, 1, 2, 3].map(() => Worker.start(labels)));
+    const tally = { won: 0, lost: 0, stale: 0 };
+    for (const n of [2, 2, 2, 3, 3, 3]) {
+      const sessionId = testSessionId('t');
+      await creator!.call('create', { sessionId });
+      const { resumeFrom } = await creator!.call('detach', { sessionId });
+      const ws = resumers.slice(0, n);
+      const replies = await Promise.all(ws.map((w) => w.tryCall('resume', { sessionId, resumeFrom })));
+      const [listed] = await listSessions({ socketPath: socket, labels });
+      const owner = listed!.holders.find((h) => h.role === 'inheritor' && h.generation === listed!.dutyGeneration)!.pid;
+      const fulfilled = ws.filter((_, i) => replies[i]!.ok);
+      expect(fulfilled.map((w) => w.pid)).toContain(owner);
+      for (const [i, w] of ws.entries()) {
+        const r = replies[i]!;
+        if (r.ok) continue;
+        tally.lost += 1;
+        expect(berthError(r.error)).toMatchObject({ code: 'E_SESSION_BUSY', details: { reason: 'taken-over' } });
+        // A loser leaves no holder or duty record of its own.
+        expect(listed!.holders.filter((h) => h.pid === w.pid)).toEqual([]);
+      }
+      // Fulfilled but handed over since (one completed before the other claimed): its destroy removes nothing.
+      for (const w of fulfilled.filter((f) => f.pid !== owner)) {
+        tally.stale += 1;
+        await w.call('destroy', { sessionId });
+        expect((await listSessions({ socketPath: socket, labels })).length).toBe(1);
+      }
+      tally.won += 1;
+      await fulfilled.find((w) => w.pid === owner)!.call('destroy', { sessionId });
+      expect(await leftovers(labels)).toEqual({ containers: 0, records: 0 });
+    }
+    console.log(`overlapping resumes: ${JSON.stringify(tally)}`);
+  });
+
+  test('with a live inheritor, a third process resumes with takeOver as adopted, and berth rm --force removes it', async () => {
+    const labels = pathLabels();
+    const socket = testSocketPath();
+    const [creator, resumer] = await Promise.all([Worker.start(labels), Worker.start(labels)]);
+    const sessionId = testSessionId('f');
+    await creator!.call('create', { sessionId });
+    const { resumeFrom } = await creator!.call('detach', { sessionId });
+    await resumer!.call('resume', { sessionId, resumeFrom });
+    const third = await resumeSession({ sessionId, takeOver: true, socketPath: socket });
+    expect(third.ownership).toBe('adopted');
+    await third.release();
+    const rm = await runBerth(['--socket', socket, 'rm', '--force', sessionId]);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(await leftovers(labels)).toEqual({ containers: 0, records: 0 });
   });
 });

@@ -3,11 +3,14 @@
 // (a labelled volume, no image rewrite); pruneTemplates({ unusedForMs }) and
 // `berth templates prune --unused-for` remove stale ones by image id, never one a container uses.
 import { afterAll, describe, expect } from 'vitest';
-import { createDockerSandboxProvider, templateKey } from '../harness.mjs';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { builderSessionId, createDockerSandboxProvider, templateKey } from '../harness.mjs';
 import { InvalidArgumentError, listTemplates, pruneTemplates, type TemplateInfo } from '../index.mjs';
 import { runBerth } from './helpers/berth-cli.js';
 import { engineAvailable } from './helpers/engine-available.js';
-import { engineRequest } from './helpers/engine-http.mjs';
+import { engineRequest, labelFilter, listContainers } from './helpers/engine-http.mjs';
 import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
@@ -65,6 +68,51 @@ describe.skipIf(!engineAvailable())('templates on the engine', () => {
     await expectNoLeaks();
     // Whatever a failed test left of this run's templates.
     await pruneTemplates({ labels: testLabels(), socketPath: testSocketPath() });
+  });
+
+  test('a builder left incomplete by a dead creator is removed, and the next create builds the template (settles within a bound)', async () => {
+    const identity = `tpl-${runId()}-stuck`;
+    const socketPath = testSocketPath();
+    // A label of this case alone: the reap that removes the stuck builder is narrowed to it.
+    const labels = { ...testLabels(), 'berth.test-case': randomBytes(6).toString('hex') };
+    const key = templateKey(identity, { image: TEST_IMAGE }, await imageIdOf(TEST_IMAGE));
+    const builderId = builderSessionId(key);
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./scripts/stuck-builder.mjs', import.meta.url))], {
+      env: { ...process.env, BERTH_STUCK_SESSION: builderId, BERTH_STUCK_LABELS: JSON.stringify(labels), BERTH_STUCK_SOCKET: socketPath },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      // Killed while its builder runs setup: the container exists, never ready, its creator dead.
+      const until = Date.now() + 30_000;
+      while ((await listContainers(labelFilter({ 'dev.berth.session-id': builderId }), { socketPath })).length === 0) {
+        expect(Date.now() < until).toBe(true);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const builds: string[] = [];
+    const provider = createDockerSandboxProvider({ image: TEST_IMAGE, labels, socketPath });
+    const started = Date.now();
+    const s = await provider.createSession({
+      sessionId: testSessionId('stuck'),
+      identity,
+      abortSignal: AbortSignal.timeout(60_000),
+      onFirstCreate: async (b: { writeTextFile: (o: { path: string; content: string }) => PromiseLike<void> }) => {
+        builds.push('build');
+        await b.writeTextFile({ path: '/opt/from-template', content: 'yes' });
+      },
+    });
+    try {
+      console.log(`stuck builder: the create settled in ${Date.now() - started} ms`);
+      expect(builds).toEqual(['build']);
+      expect(await s.readTextFile({ path: '/opt/from-template' })).toBe('yes');
+      expect(await listContainers(labelFilter({ 'dev.berth.session-id': builderId }), { socketPath })).toHaveLength(0);
+    } finally {
+      await s.destroy();
+    }
   });
 
   test('two providers under different labels build one template; it is pruned by age, never while a container uses it', async () => {

@@ -106,7 +106,7 @@ pub struct BindingResumeOptions {
     pub verify: Option<bool>,
     /// Internal (the drop-in `@berth/core/container`): the handle holds only what it made itself, never this process's duty. @default false
     pub per_handle: Option<bool>,
-    /// Internal (the harness provider `@berth/core/harness`): take the duty over from its holder whether it lives or not; a concurrent handover that won is `E_SESSION_BUSY` (`taken-over`). @default false
+    /// Internal (the harness provider `@berth/core/harness`): take the duty over from its holder whether it lives or not; of overlapping handovers one wins, the others release their record and are `E_SESSION_BUSY` (`taken-over`). @default false
     pub handover: Option<bool>,
     /// Engine unix socket path (or `unix://` / `tcp://` URL); wins over `engine`, `DOCKER_HOST` and discovery.
     pub socket_path: Option<String>,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { HarnessV1NetworkSandboxSession, HarnessV1SandboxProvider } from '@ai-sdk/harness';
 import { createSession } from '../create-session';
+import { SessionBusyError } from '../errors/session-busy-error';
 import { resumeWith } from '../resume-session';
 import type { Session } from '../session';
 import { CREATE_SPEC_KEYS, ENGINE_OPTION_KEYS, MAX_REMOVE_AFTER_STOP_MS, type CreateSpec, type EngineOptions } from '../types';
@@ -221,8 +222,17 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
         return await wrap(session, spec.ports ?? [], false, abortSignal, caps);
       } catch (error) {
         // The duty came with the handover: a failed resume leaves the session parked (its
-        // lifetime governs it), it removes nothing.
-        if (session.ownership === 'adopted') await session.release().catch(() => {});
+        // lifetime governs it), it removes nothing. A renewal refused `not-owner` means an
+        // overlapping handover took the duty after this one's claim: this one lost, drops its
+        // own record (the handle acts as adopted) and says `taken-over`.
+        const lost = SessionBusyError.isInstance(error) && error.details.reason === 'not-owner';
+        if (session.ownership === 'adopted' || lost) await session.release().catch(() => {});
+        if (lost) {
+          throw new SessionBusyError(`session ${sessionId} was taken over by another resume`, {
+            details: { ...error.details, reason: 'taken-over' },
+            cause: error,
+          });
+        }
         throw error;
       }
     },

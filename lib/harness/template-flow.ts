@@ -4,6 +4,8 @@ import { AbortedError } from '../errors/aborted-error';
 import { ImageNotFoundError } from '../errors/image-not-found-error';
 import { SessionBusyError } from '../errors/session-busy-error';
 import { SessionExistsError } from '../errors/session-exists-error';
+import { SessionIncompleteError } from '../errors/session-incomplete-error';
+import { reapOrphans } from '../reap-orphans';
 import { peek } from '../peek';
 import { resumeSession } from '../resume-session';
 import type { Session } from '../session';
@@ -97,6 +99,8 @@ export async function createFromTemplate(input: {
   const key = templateKey(identity, spec, id ?? spec.image);
   const signal = { ...(abortSignal ? { abortSignal } : {}), ...(removeAfterStopMs === undefined ? {} : { removeAfterStopMs }) };
   const bound = abortSignal ? { abortSignal } : {};
+  // One bound for every round of waiting on another process's build.
+  const deadline = Date.now() + TEMPLATE_WAIT_TIMEOUT_MS;
   for (;;) {
     if (await templateExists(key, { ...where, ...bound })) {
       // Its last use, which pruneTemplates({ unusedForMs }) reads.
@@ -117,7 +121,7 @@ export async function createFromTemplate(input: {
       builder = await createSession({ ...buildSpec, ...where, ...signal, sessionId: builderSessionId(key) });
     } catch (error) {
       if (!SessionExistsError.isInstance(error)) throw error;
-      await waitForBuild(key, spec, where, abortSignal);
+      await waitForBuild(key, spec, where, deadline, abortSignal);
       continue;
     }
     try {
@@ -129,11 +133,18 @@ export async function createFromTemplate(input: {
   }
 }
 
-/** Waits until the template exists or its builder is gone (taking over a dead builder's). */
-async function waitForBuild(key: string, spec: ProviderSpec, where: EngineOptions, abortSignal?: AbortSignal): Promise<void> {
-  const deadline = Date.now() + TEMPLATE_WAIT_TIMEOUT_MS;
+/**
+ * Waits until the template exists or its builder is gone, up to `deadline` (ms since the epoch;
+ * then `E_SESSION_BUSY` `template-building`) or the caller's signal (`E_ABORTED`). A builder whose
+ * process died is taken over and removed by id; one it left incomplete (its setup never
+ * finished: `E_SESSION_INCOMPLETE`) is removed by a reap narrowed to the builder's own labels and
+ * prefix (the reaper removes only what a dead process left). Each round pauses
+ * {@link TEMPLATE_POLL_MS} first, so a builder that cannot be removed never spins the loop.
+ */
+async function waitForBuild(key: string, spec: ProviderSpec, where: EngineOptions, deadline: number, abortSignal?: AbortSignal): Promise<void> {
   const prefix = spec.prefix === undefined ? {} : { prefix: spec.prefix };
-  for (;;) {
+  for (let round = 0; ; round += 1) {
+    if (round > 0) await pause(TEMPLATE_POLL_MS, abortSignal);
     if (abortSignal?.aborted) {
       throw new AbortedError('createSession aborted while waiting for a template', { details: { operation: 'createSession' } });
     }
@@ -141,24 +152,29 @@ async function waitForBuild(key: string, spec: ProviderSpec, where: EngineOption
     if (await templateExists(key, { ...where, ...bound })) return;
     const builder = await peek(builderSessionId(key), { ...prefix, ...where, ...bound });
     if (builder === null) return;
-    if (builder.owner?.liveness === 'dead') {
-      // Its builder died mid-build: take the duty over and remove it, then build again.
-      const orphan = await resumeSession({ sessionId: builderSessionId(key), takeOver: true, ...prefix, ...where, ...bound }).catch(
-        (error: unknown) => {
-          if (AbortedError.isInstance(error)) throw error;
-          return null;
-        },
-      );
-      if (orphan?.ownership === 'inherited') await orphan.remove();
-      else await orphan?.release();
-      return;
-    }
     if (Date.now() > deadline) {
       throw new SessionBusyError(`template ${key} is still being built by another process`, {
         details: { sessionId: builderSessionId(key), name: builder.name, id: builder.id, reason: 'template-building', owner: builder.owner },
       });
     }
-    await pause(TEMPLATE_POLL_MS, abortSignal);
+    if (builder.owner?.liveness === 'dead') {
+      // Its builder died mid-build: take the duty over and remove it, then build again.
+      const orphan = await resumeSession({ sessionId: builderSessionId(key), takeOver: true, ...prefix, ...where, ...bound }).catch(
+        (error: unknown) => {
+          if (AbortedError.isInstance(error)) throw error;
+          if (SessionIncompleteError.isInstance(error)) return 'incomplete' as const;
+          return null;
+        },
+      );
+      if (orphan === 'incomplete') {
+        // Setup never finished under a dead creator: the reaper removes it (by id).
+        const labels = spec.labels === undefined ? {} : { labels: spec.labels };
+        await reapOrphans({ ...prefix, ...labels, ...where, ...bound });
+      } else if (orphan?.ownership === 'inherited') await orphan.remove();
+      else await orphan?.release();
+      await pause(TEMPLATE_POLL_MS, abortSignal);
+      return;
+    }
   }
 }
 

@@ -377,7 +377,9 @@ impl Session {
     /// handle's file channel (an exec of `sh`, if one is open) ends.
     ///
     /// `DELETE /volumes/berth-holder-<id>-<token>` (this handle's own record only). An owner
-    /// (created or inherited) cannot release: its duty is to remove (`owner`). Later calls,
+    /// (created or inherited) cannot release: its duty is to remove (`owner`); one whose duty
+    /// another process took over by a handover since acts as adopted (one
+    /// `GET /volumes?filters=...` first) and drops its own record. Later calls,
     /// and calls after removal, resolve `already-released` without an engine call.
     /// `cancel` aborts it (`E_ABORTED`; the record is kept).
     /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the record is kept; retry).
@@ -388,7 +390,9 @@ impl Session {
 
     async fn release_within(&self, engine: &Engine) -> Result<ReleaseOutcome> {
         let mut state = self.state.lock().await;
-        if self.owns() && state.duty != Duty::Done {
+        // An owner whose duty another process took over by a handover acts as adopted: it
+        // may drop its own (duty) record.
+        if self.owns() && state.duty != Duty::Done && self.still_owns(engine).await? {
             return Ok(ReleaseOutcome {
                 released: false,
                 reason: Some("owner"),
@@ -487,7 +491,9 @@ impl Session {
     ///
     /// Only an owner (created or inherited) may change it: an adopted handle gets
     /// `E_SESSION_BUSY` (`reason: 'not-owner'`) without an engine call, since the container
-    /// is another live process's. After `remove()`: `E_SESSION_NOT_FOUND`.
+    /// is another live process's, and so does an owner whose duty another process took over
+    /// by a handover since (after one `GET /volumes?filters=...`, as [`Session::remove`]).
+    /// After `remove()`: `E_SESSION_NOT_FOUND`.
     /// Errors: `E_INVALID_ARGUMENT` (see [`networks::set_policy`]), `E_SESSION_BUSY`,
     /// `E_SESSION_NOT_FOUND`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn set_network_policy(
@@ -508,6 +514,9 @@ impl Session {
     ) -> Result<()> {
         let state = self.state.lock().await;
         self.owner_only(state.duty == Duty::Done)?;
+        if !self.still_owns(engine).await? {
+            return Err(self.not_owner());
+        }
         networks::set_policy(engine, &self.id, policy, || self.not_found()).await
     }
 

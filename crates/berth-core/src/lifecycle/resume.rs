@@ -20,7 +20,7 @@ use crate::model::identity::{self, liveness, Liveness, Owner};
 use crate::model::labels::{field_digest, ManagedLabels, DIGEST_FIELDS};
 use crate::model::naming::DEFAULT_PREFIX;
 use crate::ownership::hold::{self, Claim};
-use crate::ownership::holders::{duty, other_holder, Duty, Record, Role};
+use crate::ownership::holders::{duty, other_holder, Record, Role};
 use crate::ownership::provenance::not_berth_made;
 use crate::ownership::records;
 use crate::ownership::replacement::{self, settle_name};
@@ -39,7 +39,8 @@ pub struct ResumeSpec {
     pub take_over: bool,
     /// Take the duty to remove over from its holder whether that process lives or not (the
     /// harness provider's resume: `docs/design.md#parked-sessions-and-handover`). Of
-    /// concurrent handovers exactly one claims the next duty generation; the others get
+    /// overlapping handovers exactly one keeps the duty: each re-reads the records as its last
+    /// step, and one whose generation is no longer the highest releases its record and gets
     /// `E_SESSION_BUSY` (`reason: 'taken-over'`). Implies `take_over`.
     pub handover: bool,
     /// The drop-in's per-handle rule: never share this process's duty (the handle is
@@ -71,7 +72,8 @@ pub struct ResumeSpec {
 /// `E_FOREIGN_CONTAINER` (not berth's, or another session's),
 /// `E_SESSION_BUSY` (`reason: 'initialising'`: setup still running under a live or
 /// unknown owner; `'held'`: `exclusive` and another live or unknown holder; `'taken-over'`:
-/// another process won the take-over), `E_SESSION_INCOMPLETE` (setup never finished and
+/// another process won a concurrent take-over of the same dead holder, or a later handover
+/// overlapped this one), `E_SESSION_INCOMPLETE` (setup never finished and
 /// its owner is dead), `E_SPEC_DRIFT` (`on_drift: Error`; nothing adopted), `E_VERIFY_FAILED`
 /// (`verify`; the hold is dropped again), `E_ABORTED`, `E_ENGINE`.
 ///
@@ -230,10 +232,14 @@ async fn adopt(
     // Share this process's duty, take it over from a dead holder, or record an adopter.
     // A handover shares this process's duty only while the records still give it to this
     // process (another process's handover moves it away).
-    let still_mine = !spec.handover
-        || duty(f.owner(), &recs.holds)
-            .holder()
-            .is_some_and(|h| Some(h) == identity::current());
+    // Every resume checks it (a root resume in a process whose duty was handed over adopts).
+    let still_mine = match identity::current() {
+        Some(me) => duty(f.owner(), &recs.holds).holder() == Some(me),
+        None => !spec.handover,
+    };
+    if !still_mine {
+        crate::session::process_duty::forget(&f.id);
+    }
     let shared = (!spec.per_handle && still_mine)
         .then(|| crate::session::process_duty::lookup(&f.id))
         .flatten();
@@ -315,6 +321,16 @@ async fn adopt(
             .await?;
         }
         drop(removing);
+        // Overlapping handovers: each claimed its own generation; the last step re-reads the
+        // records, and a handover whose generation is no longer the highest lost (its record
+        // is released by `release_on`).
+        if spec.handover && ownership == Ownership::Inherited {
+            let now = records::of_container(engine, &f.id).await?;
+            let current = duty(f.owner(), &now.holds);
+            if current.holder() != identity::current() {
+                return Err(busy("taken-over", current.holder()));
+            }
+        }
         if !spec.verify {
             return Ok(None);
         }
@@ -362,27 +378,22 @@ async fn adopt_record(engine: &Engine, f: &Facts) -> Result<(Ownership, Option<S
 enum TakeOver {
     /// This process claimed the next duty generation (its record's volume name).
     Won(String),
-    /// Another process holds the duty after a take-over (it won a concurrent one, or is
-    /// alive or unknown since): `E_SESSION_BUSY`.
+    /// Another process won the concurrent claim of the same generation: `E_SESSION_BUSY`.
     Held(Option<Owner>),
-    /// The creator lives or is unknown, or this process holds the duty already: adopt.
+    /// The duty holder (creator or inheritor) lives or is unknown, or is this process: adopt.
     Adopt,
 }
 
 /// The take-over rule: the creator's duty (generation 0) passes only when the creator is
 /// dead; an inheritor's (generation n) only when that inheritor is dead. A live or
-/// unknown inheritor other than this process means the session was taken over already.
+/// unknown holder (an inheritor after a handover too) keeps it, and this handle adopts.
 async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> Result<TakeOver> {
     let current = duty(f.owner(), holds);
     let dead = current.liveness_with(&liveness) == Liveness::Dead;
     if !dead {
-        let taken_by_other =
-            matches!(current, Duty::Generation(_)) && current.holder().is_none_or(|h| h != me);
-        return Ok(if taken_by_other {
-            TakeOver::Held(current.holder().cloned())
-        } else {
-            TakeOver::Adopt
-        });
+        // A live or unknown holder (the creator, or an inheritor after a handover) keeps the
+        // duty; this handle adopts (README "Parked sessions and handover").
+        return Ok(TakeOver::Adopt);
     }
     let next = current.generation() + 1;
     Ok(
@@ -405,15 +416,20 @@ async fn hand_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
 /// Test-only gate before a handover's claim: when this variable names a file path, the
 /// handover writes `<path>.<pid>` once it has read the duty generation and waits until
 /// `<path>` exists, so a test can line two handovers up on one generation. Read only by
-/// berth's own tests; never set it in production.
+/// berth's own tests (test-only; never set it in production). The wait is bounded
+/// ([`TEST_GATE_MAX_WAIT`]), then the handover goes on.
 const TEST_GATE_ENV: &str = "BERTH_TEST_HANDOVER_GATE";
+
+/// The longest a handover waits at the test-only gate: 30 s.
+const TEST_GATE_MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 async fn test_gate() {
     let Ok(path) = std::env::var(TEST_GATE_ENV) else {
         return;
     };
     let _ = std::fs::write(format!("{path}.{}", std::process::id()), b"");
-    while !std::path::Path::new(&path).exists() {
+    let until = std::time::Instant::now() + TEST_GATE_MAX_WAIT;
+    while !std::path::Path::new(&path).exists() && std::time::Instant::now() < until {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
