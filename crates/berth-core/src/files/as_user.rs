@@ -201,7 +201,7 @@ pub(crate) async fn open(
                 {
                     Some(n) => Some(n),
                     None => {
-                        p.kill().await;
+                        let _ = p.kill(&CancellationToken::new()).await;
                         return Err(failed("read file", path, -1, b"the read sent no size line"));
                     }
                 },
@@ -214,12 +214,12 @@ pub(crate) async fn open(
             }));
         }
         if head.len() > SIZE_LINE_MAX_BYTES {
-            p.kill().await;
+            let _ = p.kill(&CancellationToken::new()).await;
             return Err(failed("read file", path, -1, b"the read sent no size line"));
         }
     }
     if !head.is_empty() {
-        p.kill().await;
+        let _ = p.kill(&CancellationToken::new()).await;
         return Err(failed("read file", path, -1, b"the read sent no size line"));
     }
     let stderr = drain(&p).await;

@@ -315,7 +315,10 @@ impl FileReader {
         self.ended = true;
         match &mut self.source {
             ReadSource::Archive(rx) => rx.close(),
-            ReadSource::Exec { process, .. } => process.kill().await,
+            ReadSource::Exec { process, .. } => {
+                // No signal: the kill is bounded by its own per-step timeouts.
+                let _ = process.kill(&CancellationToken::new()).await;
+            }
         }
     }
 
@@ -434,7 +437,7 @@ async fn exec_read(
     };
     if let Some(size) = r.size {
         if let Err(e) = too_large(path, size, max_bytes) {
-            r.process.kill().await;
+            let _ = r.process.kill(&CancellationToken::new()).await;
             return Err(e);
         }
     }
