@@ -13,8 +13,9 @@ import { TEST_IMAGE } from './helpers/test-image.mjs';
 
 /** How many channel processes run in container `id` (ps, through a raw exec outside berth). */
 async function channels(id: string): Promise<number> {
-  const out = await execIn(id, ['ps']);
-  return out.stdout.split('\n').filter((line) => /berth-channel$/.test(line.trim())).length;
+  // The last argument of each process (`ps` cuts long command lines, and the channel's script is long).
+  const out = await execIn(id, ['sh', '-c', 'for c in /proc/[0-9]*/cmdline; do tr "\\0" "\\n" < "$c" 2>/dev/null | tail -n 1; done']);
+  return out.stdout.split('\n').filter((line) => line === 'berth-channel').length;
 }
 
 async function statIn(id: string, path: string): Promise<string> {
@@ -82,7 +83,11 @@ describe.skipIf(!engineAvailable())('file channel', () => {
     const session = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
     await session.writeFile('/tmp/one', 'one');
     expect(await channels(session.id)).toBe(1);
-    const kill = await execIn(session.id, ['sh', '-c', "kill -9 $(ps | grep '[b]erth-channel$' | awk '{print $1}')"], { user: '0' });
+    const kill = await execIn(
+      session.id,
+      ['sh', '-c', 'for c in /proc/[0-9]*/cmdline; do [ "$(tr "\\0" "\\n" < "$c" 2>/dev/null | tail -n 1)" = berth-channel ] && p=${c%/cmdline} && kill -9 ${p#/proc/}; done; exit 0'],
+      { user: '0' },
+    );
     expect(kill.exitCode).toBe(0);
     await session.writeFile('/tmp/two', 'two'); // the dead channel fails: archive path, channel dropped
     await session.writeFile('/tmp/three', 'three'); // a new channel

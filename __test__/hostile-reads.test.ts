@@ -60,7 +60,10 @@ describe.skipIf(!engineAvailable())('hostile reads', () => {
     expect(Object.values(outcomes).reduce((a, b) => a + b, 0)).toBe(40);
     // The file, or a typed error: not a regular file (the link was opened), or the archive
     // path's download ended short of the size its header said (the engine opened the link).
-    for (const key of Object.keys(outcomes)) expect(['bytes:hello\n', 'E_INVALID_ARGUMENT', 'E_ENGINE:changed']).toContain(key);
+    // Podman's archive endpoint can stat the file for the tar header and then read the link's
+    // target: the root path then gets zero bytes, never more than the size the header said.
+    const allowed = (key: string) => ['bytes:hello\n', 'E_INVALID_ARGUMENT', 'E_ENGINE:changed'].includes(key) || /^bytes:\0{0,6}$/.test(key);
+    for (const key of Object.keys(outcomes)) expect(allowed(key), key).toBe(true);
     expect(r.rssGrowth).toBeLessThan(RSS_BOUND);
   });
 });
