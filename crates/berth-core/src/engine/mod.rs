@@ -19,3 +19,4 @@ pub mod templates;
 pub mod top;
 #[cfg(unix)]
 pub mod transport;
+pub mod volumes;

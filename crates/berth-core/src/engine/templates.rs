@@ -24,9 +24,9 @@
 use std::collections::HashMap;
 
 use bollard::models::{ContainerConfig, VolumeCreateRequest};
-use bollard::query_parameters::{CommitContainerOptions, ListVolumesOptionsBuilder};
+use bollard::query_parameters::CommitContainerOptions;
 
-use crate::engine::bounded::{CHANGE_TIMEOUT_MS, COMMIT_TIMEOUT_MS, READ_TIMEOUT_MS};
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, COMMIT_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
@@ -113,28 +113,15 @@ pub(crate) async fn uses(engine: &Engine, key: Option<&str>) -> Result<Vec<UseRe
         Some(k) => format!("{USED_KEY}={k}"),
         None => USED_KEY.to_string(),
     };
-    let filters = HashMap::from([("label".to_string(), vec![label])]);
-    let opts = ListVolumesOptionsBuilder::default()
-        .filters(&filters)
-        .build();
-    let r = engine
-        .call(
-            "GET /volumes",
-            READ_TIMEOUT_MS,
-            engine.docker.list_volumes(Some(opts)),
-        )
-        .await?
-        .map_err(|e| engine.error("list template use records", e))?;
-    Ok(r.volumes
-        .unwrap_or_default()
+    let listed =
+        crate::engine::volumes::list_labelled(engine, vec![label], "list template use records")
+            .await?;
+    Ok(listed
         .into_iter()
-        .filter_map(|v| {
-            let k = v.labels.get(USED_KEY)?;
-            if key.is_some_and(|want| want != k) {
-                return None;
-            }
-            let at = v.labels.get(USED_AT)?.parse::<u64>().ok()?;
-            Some((v.name, k.clone(), at))
+        .filter_map(|(name, labels)| {
+            let k = labels.get(USED_KEY)?;
+            let at = labels.get(USED_AT)?.parse::<u64>().ok()?;
+            Some((name, k.clone(), at))
         })
         .collect())
 }

@@ -11,7 +11,6 @@
 use std::collections::HashMap;
 
 use bollard::models::VolumeCreateRequest;
-use bollard::query_parameters::ListVolumesOptionsBuilder;
 
 use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
@@ -181,31 +180,7 @@ pub(crate) async fn list(
     if let Some(id) = container_id {
         label.push(format!("{RECORD_CONTAINER_ID}={id}"));
     }
-    let filters = HashMap::from([("label".to_string(), label)]);
-    let opts = ListVolumesOptionsBuilder::default()
-        .filters(&filters)
-        .build();
-    let r = engine
-        .call(
-            "GET /volumes",
-            READ_TIMEOUT_MS,
-            engine.docker.list_volumes(Some(opts)),
-        )
-        .await?
-        .map_err(|e| engine.error("list session records", e))?;
-    // Podman (4.3) ORs several `label` filters on volumes where Docker ANDs them: check
-    // every label here too, or a container's records would include everybody's.
-    Ok(r.volumes
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|v| {
-            v.labels.contains_key(RECORD_KIND)
-                && container_id.is_none_or(|id| {
-                    v.labels.get(RECORD_CONTAINER_ID).map(String::as_str) == Some(id)
-                })
-        })
-        .map(|v| (v.name, v.labels))
-        .collect())
+    crate::engine::volumes::list_labelled(engine, label, "list session records").await
 }
 
 /// What the records say about one container: readiness and its holder and duty records.

@@ -1,0 +1,56 @@
+//! Volume listing by label: the one `GET /volumes` that berth's record and template-use
+//! volumes are found through.
+
+use std::collections::HashMap;
+
+use bollard::query_parameters::ListVolumesOptionsBuilder;
+
+use crate::engine::bounded::READ_TIMEOUT_MS;
+use crate::engine::connection::Engine;
+use crate::model::errors::Result;
+
+/// Every volume carrying every label filter of `labels` (`key` or `key=value`), as
+/// `(name, labels)`. Podman (4.3) ORs several `label` filters on volumes where Docker ANDs
+/// them, so each filter is checked here again on what the engine returns.
+/// `GET /volumes?filters={"label":[...]}`, bounded by [`READ_TIMEOUT_MS`]; `what` names the
+/// listing in an engine error.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn list_labelled(
+    engine: &Engine,
+    labels: Vec<String>,
+    what: &str,
+) -> Result<Vec<(String, HashMap<String, String>)>> {
+    let wanted: Vec<(String, Option<String>)> = labels
+        .iter()
+        .map(|l| match l.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            None => (l.clone(), None),
+        })
+        .collect();
+    let filters = HashMap::from([("label".to_string(), labels)]);
+    let opts = ListVolumesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let r = engine
+        .call(
+            "GET /volumes",
+            READ_TIMEOUT_MS,
+            engine.docker.list_volumes(Some(opts)),
+        )
+        .await?
+        .map_err(|e| engine.error(what, e))?;
+    Ok(r.volumes
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| {
+            wanted
+                .iter()
+                .all(|(k, want)| match (v.labels.get(k), want) {
+                    (Some(have), Some(want)) => have == want,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                })
+        })
+        .map(|v| (v.name, v.labels))
+        .collect())
+}
