@@ -93,7 +93,8 @@ async fn requests_run_on_one_channel_and_refusals_fall_back() {
         // The mode is set; the same channel answered everything.
         let (_, stat) = sh(
             &s,
-            "stat -c '%a' '/tmp/c d/e.bin'; ps | grep -c '[b]erth-channel$'",
+            // The channel by its last argument (`ps` cuts the script's long command line).
+            "stat -c '%a' '/tmp/c d/e.bin'; for c in /proc/[0-9]*/cmdline; do tr '\\0' '\\n' < \"$c\" 2>/dev/null | tail -n 1; done | grep -cx 'berth-channe[l]'",
             None,
         )
         .await;
