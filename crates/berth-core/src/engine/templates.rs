@@ -191,20 +191,7 @@ pub(crate) async fn record_use(engine: &Engine, key: &str, at: u64, fresh_ms: u6
 /// Deletes use record `name`; absent counts as done. `DELETE /volumes/{name}`.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn delete_use(engine: &Engine, name: &str) -> Result<()> {
-    match engine
-        .call(
-            "DELETE /volumes/{name}",
-            CHANGE_TIMEOUT_MS,
-            engine
-                .docker
-                .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>),
-        )
-        .await?
-    {
-        Ok(()) => Ok(()),
-        Err(e) if status(&e) == Some(404) => Ok(()),
-        Err(e) => Err(engine.error("remove template use record", e)),
-    }
+    crate::engine::volumes::delete(engine, name, "remove template use record").await
 }
 
 /// Whether `berth-template:<key>` exists. `GET /images/{ref}/json`.

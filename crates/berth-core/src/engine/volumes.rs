@@ -1,12 +1,12 @@
-//! Volume listing by label: the one `GET /volumes` that berth's record and template-use
-//! volumes are found through.
+//! Berth's own volumes (session records, template use records): the one labelled listing
+//! (`GET /volumes`) and the one deletion (`DELETE /volumes/{name}`) both kinds go through.
 
 use std::collections::HashMap;
 
 use bollard::query_parameters::ListVolumesOptionsBuilder;
 
-use crate::engine::bounded::READ_TIMEOUT_MS;
-use crate::engine::connection::Engine;
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
+use crate::engine::connection::{status, Engine};
 use crate::model::errors::Result;
 
 /// Every volume carrying every label filter of `labels` (`key` or `key=value`), as
@@ -53,4 +53,24 @@ pub(crate) async fn list_labelled(
         })
         .map(|v| (v.name, v.labels))
         .collect())
+}
+
+/// Deletes volume `name`; absent counts as done. `DELETE /volumes/{name}`, bounded by
+/// [`CHANGE_TIMEOUT_MS`]; `what` names the volume in an engine error.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn delete(engine: &Engine, name: &str, what: &str) -> Result<()> {
+    match engine
+        .call(
+            "DELETE /volumes/{name}",
+            CHANGE_TIMEOUT_MS,
+            engine
+                .docker
+                .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>),
+        )
+        .await?
+    {
+        Ok(()) => Ok(()),
+        Err(e) if status(&e) == Some(404) => Ok(()),
+        Err(e) => Err(engine.error(what, e)),
+    }
 }

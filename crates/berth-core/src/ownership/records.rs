@@ -154,20 +154,7 @@ pub(crate) async fn create(
 
 /// Deletes record `name`; absent counts as done. `DELETE /volumes/{name}`.
 pub(crate) async fn delete(engine: &Engine, name: &str) -> Result<()> {
-    match engine
-        .call(
-            "DELETE /volumes/{name}",
-            CHANGE_TIMEOUT_MS,
-            engine
-                .docker
-                .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>),
-        )
-        .await?
-    {
-        Ok(()) => Ok(()),
-        Err(e) if status(&e) == Some(404) => Ok(()),
-        Err(e) => Err(engine.error("remove session record", e)),
-    }
+    crate::engine::volumes::delete(engine, name, "remove session record").await
 }
 
 /// Every berth record volume (of one container when `container_id` is given), as
