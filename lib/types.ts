@@ -482,7 +482,7 @@ export interface CreateSpec {
   memoryBytes?: number;
   /** CPU limit in CPUs (`1.5`). */
   cpus?: number;
-  /** Maximum number of processes in the container. @default 4096 */
+  /** Maximum number of processes in the container: a whole number, at least 1 (else `E_INVALID_ARGUMENT`). @default 4096 */
   pidsLimit?: number;
 }
 
