@@ -16,6 +16,7 @@ export const {
   ForeignContainerError,
   ImageNotFoundError,
   InvalidArgumentError,
+  NativeBindingError,
   PermissionDeniedError,
   NoSpaceError,
   Session,

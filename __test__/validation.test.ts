@@ -123,6 +123,10 @@ const badCreateOptions: [string, Partial<Record<keyof CreateSessionOptions, unkn
   ['an unknown engine', { engine: 'lxc' }, 'engine'],
   ['a prefix with a lone surrogate', { prefix: '\ud800' }, 'prefix'],
   ['memoryBytes under the engine minimum', { memoryBytes: 1024 }, 'memoryBytes'],
+  ['pidsLimit -1', { pidsLimit: -1 }, 'pidsLimit'],
+  ['pidsLimit 0', { pidsLimit: 0 }, 'pidsLimit'],
+  ['pidsLimit 1.5', { pidsLimit: 1.5 }, 'pidsLimit'],
+  ["pidsLimit '64'", { pidsLimit: '64' }, 'pidsLimit'],
 ];
 
 describe.skipIf(!engineAvailable())('validation', () => {
@@ -144,6 +148,16 @@ describe.skipIf(!engineAvailable())('validation', () => {
 
   test.for(badCreateOptions)('createSession with %s names the field', async ([, options, field], { sessionId, labels }) => {
     await expectInvalid((socketPath) => createSession({ sessionId, image: TEST_IMAGE, labels, socketPath, ...(options as object) }), field);
+  });
+
+  test('pidsLimit has one rule and one message, the core\'s, for a create and a resume spec', async ({ sessionId, labels }) => {
+    const reason = 'must be a whole number of processes, at least 1';
+    for (const pidsLimit of [-1, 0, 1.5]) {
+      const created = await expectBerthError(createSession({ sessionId, image: TEST_IMAGE, labels, socketPath: NO_ENGINE, pidsLimit }), InvalidArgumentError);
+      expect(created.details).toMatchObject({ field: 'pidsLimit', reason });
+      const resumed = await expectBerthError(resumeSession({ sessionId, spec: { pidsLimit }, socketPath: NO_ENGINE }), InvalidArgumentError);
+      expect(resumed.details).toMatchObject({ field: 'spec.pidsLimit', reason });
+    }
   });
 
   test('resumeSession and peek check their options', async ({ sessionId }) => {

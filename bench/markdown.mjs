@@ -1,4 +1,4 @@
-// Renders a bench-results.json as the Markdown tables of the README's Benchmarks section.
+// Renders a bench-results.json as the Markdown tables of bench/README.md.
 //   node bench/markdown.mjs [bench/results/bench-results.json]
 import fs from 'node:fs';
 import { timingSections } from './lib/summary.mjs';

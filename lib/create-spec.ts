@@ -55,7 +55,8 @@ export function toNativeSpec(spec: Partial<CreateSpec>, path = ''): NativeCreate
   expectOptionalBoolean(spec.readOnlyRootFilesystem, f('readOnlyRootFilesystem'));
   expectOptionalNumber(spec.memoryBytes, f('memoryBytes'), { min: 0 });
   expectOptionalNumber(spec.cpus, f('cpus'), { min: 0, integer: false });
-  expectOptionalNumber(spec.pidsLimit, f('pidsLimit'), { min: -1 });
+  // A number here; its range (a whole number, at least 1) and message are the core's (`pids_limit`).
+  expectOptionalNumber(spec.pidsLimit, f('pidsLimit'), { min: Number.NEGATIVE_INFINITY, integer: false });
   return compact({
     ...spec,
     ports: spec.ports === undefined ? undefined : ports(spec.ports, f('ports')),

@@ -12,7 +12,7 @@ import { expectOptionalBoolean } from './validate';
  * expired ones of any owner, alive or not (past their deadline, or stopped longer than their
  * `removeAfterStopMs`, from `State.FinishedAt`; reason `'expired'`; see
  * {@link CreateSessionOptions.removeAfterStopMs}). A dead owner's session whose lifetime still
- * runs is kept (`'parked'`, README "Parked sessions and handover").
+ * runs is kept (`'parked'`, docs/lifetimes.md "Parked sessions and handover").
  * Each candidate is inspected and its records read again right before its removal, which is
  * by container id with its anonymous volumes and records. A removal that fails is reported
  * as kept (`remove-failed`); the next run tries again.

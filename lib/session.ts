@@ -89,7 +89,7 @@ export class Session implements AsyncDisposable {
    * Moves the session's deadline to now + `ms` milliseconds, as e2b's `setTimeout` does: an
    * extension (or a shortening) of a live session. Owner or inheritor only. The new deadline is
    * recorded in the engine (every berth process honours it), written into the container for
-   * its deadline keep-alive, and this process's timer is re-armed. See README "Lifetimes".
+   * its deadline keep-alive, and this process's timer is re-armed. See docs/lifetimes.md "Lifetimes".
    *
    * Engine API: `GET /containers/{id}/json`, `GET /volumes?filters=...`, one command as root (the
    * deadline file, when the container runs berth's deadline keep-alive: over the session's
@@ -440,7 +440,7 @@ export class Session implements AsyncDisposable {
    * that long, unless it was started again meanwhile.
    *
    * An owner first reads the session's records: once another process's harness resume took the
-   * duty over (a handover, README "Parked sessions and handover"), this handle acts as adopted.
+   * duty over (a handover, docs/lifetimes.md "Parked sessions and handover"), this handle acts as adopted.
    *
    * Engine API: `GET /volumes?filters=…` (an owner), `POST /containers/{id}/stop?t=…`; when the
    * timer fires, `GET /containers/{id}/json` and `DELETE /containers/{id}?force=1&v=1`.
@@ -464,7 +464,7 @@ export class Session implements AsyncDisposable {
    * when the engine no longer had it; `{ removed: false, reason: 'already-removed' }` (no engine
    * call) for any later call; `{ removed: false, reason: 'not-owner' }` for an adopted handle
    * without `force`, and for an owner whose duty another process's harness resume took over (a
-   * handover: README "Parked sessions and handover"). Concurrent calls, through this handle or
+   * handover: docs/lifetimes.md "Parked sessions and handover"). Concurrent calls, through this handle or
    * any other handle of this process sharing its duty, share one engine call. A failed removal
    * rejects and keeps the duty, so calling again retries.
    *

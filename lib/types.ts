@@ -38,7 +38,7 @@ optionKeys<EngineOptions>()(ENGINE_OPTION_KEYS);
 /**
  * The caller's bound on one call. Every engine request of the call is raced against the
  * signal (and against the call's own deadline where it has one, such as exec's `timeoutMs`)
- * and a per-request timeout (README, "Deadlines and signals"): an abort settles the call at
+ * and a per-request timeout (docs/sessions.md, "Deadlines and signals"): an abort settles the call at
  * once with `E_ABORTED`, whatever the engine does.
  */
 export interface CallOptions {
@@ -102,7 +102,7 @@ export interface EngineInfo {
   /** Whether the engine is reached over the network (published ports live on its host). */
   remote: boolean;
   /**
-   * Which discovery rule chose the endpoint (see the README, "Choosing the engine"):
+   * Which discovery rule chose the endpoint (see docs/engines.md, "Choosing the engine"):
    * `'socketPath option'`, `'engine option (podman): CONTAINER_HOST'`, `'DOCKER_HOST'`,
    * `'CONTAINER_HOST'`, `'Docker context "colima"'`, `'Docker socket'`, `'rootless Podman socket'`, ...
    */
@@ -168,11 +168,11 @@ export interface PeekResult {
   /**
    * When the session expires, in milliseconds since the epoch: its deadline (`timeoutMs`,
    * `session.setTimeout`) or, while it is stopped, its stop plus `removeAfterStopMs`, whichever
-   * comes first; null when it never expires (see README "Lifetimes").
+   * comes first; null when it never expires (see docs/lifetimes.md "Lifetimes").
    */
   expiresAt: number | null;
   /**
-   * Where a managed session stands (README "Parked sessions and handover"); null when unmanaged.
+   * Where a managed session stands (docs/lifetimes.md "Parked sessions and handover"); null when unmanaged.
    * Looking changes nothing.
    */
   lifecycle: SessionLifecycle | null;
@@ -272,7 +272,7 @@ export interface ReapEntry {
    * Removed: `owner-dead`, `incomplete` (setup never finished, owner dead), `expired` (past its
    * deadline, or stopped longer than its `removeAfterStopMs`, whatever the owner's liveness).
    * Kept: `owner-alive`, `owner-unknown`, `held` (a live or unknown holder), `parked` (owner gone,
-   * its lifetime still runs: README "Parked sessions and handover"), `remove-failed` (the next
+   * its lifetime still runs: docs/lifetimes.md "Parked sessions and handover"), `remove-failed` (the next
    * run retries).
    */
   reason: string;
@@ -310,7 +310,7 @@ export type FindingKind = 'repairable' | 'hard';
  * `identity-foreign`, `identity-unrecorded`, `identity-labels`, `state-stopped`, `state-paused`,
  * `state-unusable`, `init-missing`, `exec-failed`, `mount-missing`, `mount-type`,
  * `mount-source`, `mount-mode`, `writable-missing`, `writable-denied`, `writable-read-only`,
- * `port-unmapped` (see the README, "When a sandbox breaks").
+ * `port-unmapped` (see docs/recovery.md).
  */
 export interface Finding {
   /** Stable code. */
@@ -473,7 +473,7 @@ export interface CreateSpec {
    * such as `sudo` and `su`, file capabilities). `false` is the opt-out, for setup or agents that
    * need `sudo`, and for root provisioning (`exec` as user `'0'`, `files: 'engine'`) in a session
    * whose `user` is not root on Docker, which starts such execs without capabilities under it
-   * (README "Security defaults"). @default true
+   * (docs/security.md). @default true
    */
   noNewPrivileges?: boolean;
   /** Mount the root filesystem read-only. @default false */
@@ -482,7 +482,7 @@ export interface CreateSpec {
   memoryBytes?: number;
   /** CPU limit in CPUs (`1.5`). */
   cpus?: number;
-  /** Maximum number of processes in the container. @default 4096 */
+  /** Maximum number of processes in the container: a whole number, at least 1 (else `E_INVALID_ARGUMENT`). @default 4096 */
   pidsLimit?: number;
 }
 
@@ -546,7 +546,7 @@ export interface CreateSessionOptions extends CreateSpec, EngineOptions, PullOpt
    * call); `session.setTimeout(ms)` moves the deadline. Expired means removed, whoever owns
    * it: by this process's own timer (never keeps Node alive), by any berth process's
    * `reapOrphans` / `listSessions` (reason `'expired'`), and the container's default keep-alive
-   * exits by itself at the deadline (README "Lifetimes"). Fixed at creation (label
+   * exits by itself at the deadline (docs/lifetimes.md "Lifetimes"). Fixed at creation (label
    * `dev.berth.timeout-ms`); the current deadline is a record volume every engine client sees.
    * @default undefined (no timeout: a library does not delete user data unasked)
    */

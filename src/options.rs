@@ -8,7 +8,7 @@ use napi_derive::napi;
 
 use berth_core::EngineOptions;
 use berth_core::ResumeSpec;
-use berth_core::{whole_number, CreateSpec, Limits, Mount, Security, MAX_RETENTION_MS};
+use berth_core::{pids_limit, whole_number, CreateSpec, Limits, Mount, Security, MAX_RETENTION_MS};
 use berth_core::{DriftSpec, OnDrift, ResumeFields};
 use berth_core::{Error, Result};
 
@@ -166,7 +166,7 @@ impl BindingCreateOptions {
             cpus: self.cpus,
             pids_limit: Some(
                 self.pids_limit
-                    .map(|p| whole_number("pidsLimit", p, 1, i64::MAX))
+                    .map(|p| pids_limit("pidsLimit", p))
                     .transpose()?
                     .unwrap_or(DEFAULT_PIDS_LIMIT),
             ),
@@ -272,7 +272,7 @@ impl BindingResumeSpec {
             .transpose()?;
         let pids_limit = self
             .pids_limit
-            .map(|p| whole_number("spec.pidsLimit", p, 1, i64::MAX))
+            .map(|p| pids_limit("spec.pidsLimit", p))
             .transpose()?;
         Ok(DriftSpec::named(ResumeFields {
             image: self.image,

@@ -16,5 +16,5 @@ test -s "$out/bench-results.json"
 test -s "$out/ratios.svg"
 node bench/check-chart.mjs --self-test
 node bench/check-chart.mjs "$out/ratios.svg" --png "$out/ratios.png"
-# The chart committed for the README must pass the same check.
+# The chart committed for bench/README.md must pass the same check.
 node bench/check-chart.mjs bench/results/ratios.svg --png "$out/committed-ratios.png"

@@ -1,4 +1,5 @@
 import type { ErrorCode } from './error-codes';
+import type { KnownBerthError } from './known-berth-error';
 
 const MARKER = 'berth.error';
 const SYMBOL = Symbol.for(MARKER);
@@ -14,7 +15,7 @@ export interface BerthErrorOptions<D extends object = Record<string, unknown>> {
 /**
  * Base class of every error berth throws or rejects with.
  *
- * `code` is stable (docs/design.md#errors) and `details` is a plain object whose shape depends on the code.
+ * `code` is stable (docs/errors.md) and `details` is a plain object whose shape depends on the code.
  * A failed cleanup never replaces the first error: it is attached as `cause`.
  *
  * Use {@link BerthError.isInstance} rather than `instanceof`: it is true for errors created
@@ -23,7 +24,7 @@ export interface BerthErrorOptions<D extends object = Record<string, unknown>> {
 export class BerthError<D extends object = Record<string, unknown>> extends Error {
   protected readonly [SYMBOL] = true;
 
-  /** The stable code (docs/design.md#errors), e.g. `'E_SESSION_EXISTS'`; a native code unknown to this version is kept as is. */
+  /** The stable code (docs/errors.md), e.g. `'E_SESSION_EXISTS'`; a native code unknown to this version is kept as is. */
   readonly code: ErrorCode | (string & {});
   /** Machine-readable facts about the failure; never contains an env value. */
   readonly details: D;
@@ -31,7 +32,7 @@ export class BerthError<D extends object = Record<string, unknown>> extends Erro
   declare readonly cause?: unknown;
 
   /**
-   * @param code A stable code (docs/design.md#errors).
+   * @param code A stable code (docs/errors.md).
    * @param message Human-readable; names the session and container, never an env value.
    * @param options `details` (defaults to `{}`) and `cause`.
    */
@@ -42,8 +43,12 @@ export class BerthError<D extends object = Record<string, unknown>> extends Erro
     this.details = options.details ?? ({} as D);
   }
 
-  /** True when `error` is a berth error, from this copy of the package or any other. */
-  static isInstance(error: unknown): error is BerthError {
+  /**
+   * True when `error` is a berth error, from this copy of the package or any other. It narrows to
+   * {@link KnownBerthError}, so a `switch (error.code)` narrows `details` too. (A code this version
+   * does not know, from a newer native module, arrives as a plain `BerthError` with that code.)
+   */
+  static isInstance(error: unknown): error is KnownBerthError {
     return BerthError.hasMarker(error, MARKER);
   }
 

@@ -1,6 +1,9 @@
 /**
- * The stable error codes (docs/design.md#errors). Every {@link BerthError} carries exactly one of them
+ * The stable error codes (docs/errors.md). Every {@link BerthError} carries exactly one of them
  * in `code`; match on the code (or a subclass's `isInstance`), never on the message text.
+ *
+ * The core's `Error::code()` (`crates/berth-core/src/model/errors.rs`) is the source of every
+ * code but {@link JS_ONLY_ERROR_CODES}; `__test__/error-codes.test.ts` fails on any difference.
  */
 export const ERROR_CODES = [
   'E_INVALID_ARGUMENT',
@@ -20,7 +23,14 @@ export const ERROR_CODES = [
   'E_FILE_TOO_LARGE',
   'E_NO_SPACE',
   'E_ENGINE',
+  'E_NATIVE_BINDING',
 ] as const;
 
-/** One of {@link ERROR_CODES}. */
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/** Codes raised by the TypeScript layer only, never by the native core (it is not loaded then). */
+export const JS_ONLY_ERROR_CODES = ['E_NATIVE_BINDING'] as const satisfies readonly ErrorCode[];
+
+/** One of {@link ERROR_CODES}: the type of a known berth error's `code`. */
+export type BerthErrorCode = (typeof ERROR_CODES)[number];
+
+/** The former name of {@link BerthErrorCode}. */
+export type ErrorCode = BerthErrorCode;

@@ -7,6 +7,7 @@ import { ExecTimeoutError } from './exec-timeout-error';
 import { ForeignContainerError } from './foreign-container-error';
 import { ImageNotFoundError } from './image-not-found-error';
 import { InvalidArgumentError } from './invalid-argument-error';
+import { NativeBindingError } from './native-binding-error';
 import { NoSpaceError } from './no-space-error';
 import { PermissionDeniedError } from './permission-denied-error';
 import { FileTooLargeError } from './file-too-large-error';
@@ -50,6 +51,7 @@ const CLASSES: Record<ErrorCode, Subclass> = {
   E_FILE_TOO_LARGE: FileTooLargeError,
   E_NO_SPACE: NoSpaceError,
   E_ENGINE: EngineError,
+  E_NATIVE_BINDING: NativeBindingError,
 };
 
 /** Codes whose `details.stdout` / `details.stderr` arrive as base64 strings. */

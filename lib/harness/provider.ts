@@ -107,7 +107,7 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  *   container, and the previous process's handles act as adopted from then on. The lifetime
  *   (`timeoutMs`) is renewed from the resume. Of two resumes of one payload at once exactly
  *   one gets the session; the other rejects `E_SESSION_BUSY` (`reason: 'taken-over'`).
- *   See README "Parked sessions and handover".
+ *   See docs/lifetimes.md "Parked sessions and handover".
  * - `identity` (with `onFirstCreate`): the first create for an identity builds a local template
  *   image `berth-template:<key>` (key: the identity, the image id and the spec fields that
  *   change the filesystem, hashed; never the labels, so runs under other labels share it): one
@@ -120,7 +120,7 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  *   stays resumable that long, then this process (or any `reapOrphans`) removes it. That is
  *   what cleans up after a failed `HarnessAgent` start, which only ever calls `stop()`.
  * - Every session is created with `timeoutMs` (default 1 hour): a running sandbox nobody
- *   removed is removed then, whoever holds it (README "Lifetimes"). A detached conversation
+ *   removed is removed then, whoever holds it (docs/lifetimes.md "Lifetimes"). A detached conversation
  *   whose process exited is parked until then: reap and `berth reap --watch` keep it.
  * - The container environment has `IS_SANDBOX=1` (an explicit `env.IS_SANDBOX` wins): the
  *   Claude Code CLI refuses its permission-bypass mode as root without it.

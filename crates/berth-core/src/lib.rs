@@ -88,7 +88,9 @@ pub use model::identity::{liveness, Liveness, Owner};
 pub use model::lifetime::MAX_RETENTION_MS;
 pub use model::naming::{container_name, DEFAULT_PREFIX};
 pub use model::pull::{validate_platform, ProgressSink, PullProgress};
-pub use model::spec::{validate_writable_paths, whole_number, CreateSpec, Limits, Mount, Security};
+pub use model::spec::{
+    pids_limit, validate_writable_paths, whole_number, CreateSpec, Limits, Mount, Security,
+};
 pub use model::verification::{Expect, Verification};
 pub use ownership::holders::{Hold, Record as HolderRecord, Role};
 pub use ownership::replaced::{Item as ReplacedItem, Replaced};

@@ -52,7 +52,7 @@ pub fn ensure_image() {
 pub async fn engine() -> Engine {
     connect(&EngineOptions::default())
         .await
-        .expect("a running engine (see README)")
+        .expect("a running engine (see CONTRIBUTING.md)")
 }
 
 /// A create spec on the test image, labelled for this run.

@@ -392,7 +392,7 @@ async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
     let dead = current.liveness_with(&liveness) == Liveness::Dead;
     if !dead {
         // A live or unknown holder (the creator, or an inheritor after a handover) keeps the
-        // duty; this handle adopts (README "Parked sessions and handover").
+        // duty; this handle adopts (docs/lifetimes.md "Parked sessions and handover").
         return Ok(TakeOver::Adopt);
     }
     let next = current.generation() + 1;

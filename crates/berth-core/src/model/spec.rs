@@ -219,9 +219,7 @@ impl CreateSpec {
             }
         }
         if let Some(p) = self.limits.pids_limit {
-            if p < 1 {
-                return Err(Error::invalid("pidsLimit", "must be at least 1"));
-            }
+            pids_limit("pidsLimit", p as f64)?;
         }
         if let Some(p) = &self.platform {
             crate::model::pull::validate_platform(p)?;
@@ -505,7 +503,26 @@ pub(crate) fn validate_port(field: &str, port: i64) -> Result<u16> {
         .ok_or_else(|| Error::invalid(field, "must be an integer in 1..65535"))
 }
 
+/// The `pidsLimit` rule, for a create spec and a resume spec alike: a whole number of processes,
+/// at least 1 (Docker reads 0 and -1 as "no limit", which berth never passes on by accident).
+/// The TypeScript layer checks only that it is a number; this is the one range and message.
+///
+/// # Errors
+/// `E_INVALID_ARGUMENT` naming `field`, "must be a whole number of processes, at least 1".
+pub fn pids_limit(field: &str, n: f64) -> Result<i64> {
+    if !n.is_finite() || n.fract() != 0.0 || n < 1.0 || n > i64::MAX as f64 {
+        return Err(Error::invalid(
+            field,
+            "must be a whole number of processes, at least 1",
+        ));
+    }
+    Ok(n as i64)
+}
+
 /// A JavaScript number that must be a whole number in `min..=max` (ports, byte counts, limits).
+///
+/// # Errors
+/// `E_INVALID_ARGUMENT` naming `field` otherwise.
 pub fn whole_number(field: &str, n: f64, min: i64, max: i64) -> Result<i64> {
     if !n.is_finite() || n.fract() != 0.0 || n < min as f64 || n > max as f64 {
         return Err(Error::invalid(
@@ -530,6 +547,24 @@ mod tests {
             image: "busybox:1".into(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn pids_limit_is_a_whole_number_from_1() {
+        assert_eq!(pids_limit("pidsLimit", 1.0).unwrap(), 1);
+        assert_eq!(pids_limit("pidsLimit", 4096.0).unwrap(), 4096);
+        for bad in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY, 1e300] {
+            let e = pids_limit("spec.pidsLimit", bad).unwrap_err();
+            assert_eq!(e.code(), "E_INVALID_ARGUMENT", "{bad}");
+            assert!(e.to_string().contains("spec.pidsLimit"), "{e}");
+        }
+        let mut s = spec();
+        s.limits.pids_limit = Some(-1);
+        let e = s.validate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            pids_limit("pidsLimit", -1.0).unwrap_err().to_string()
+        );
     }
 
     #[test]
