@@ -90,7 +90,9 @@ describe.skipIf(!engineAvailable())('hostile output', () => {
     const r = report('harness-three');
     expect(r.error).toBeUndefined();
     expect(r.value.truncated).toBe(true);
-    expect(r.value.total).toBeLessThanOrEqual(128 * MIB);
+    // A run that settles gives its share back, so the three results may add up to more than
+    // the budget; what they held at once is bounded by it (host RSS).
+    expect(r.value.total).toBeLessThanOrEqual(3 * 64 * MIB);
     expect(r.rssGrowth).toBeLessThan(128 * MIB + 64 * MIB);
   });
 
