@@ -100,14 +100,22 @@ describe.skipIf(!engineAvailable())('exec', () => {
     expect(plain.stdout.toString()).toBe('/\nunset\n0\n');
   });
 
-  test('maxBufferBytes caps each stream and sets truncated', async () => {
-    const out = await shared.exec(['sh', '-c', 'head -c 100000 /dev/zero; head -c 50 /dev/zero >&2'], { maxBufferBytes: 1000 });
+  test('maxBufferBytes caps both streams together and sets truncated', async () => {
+    const out = await shared.exec(['sh', '-c', 'head -c 600 /dev/zero >&2; head -c 100000 /dev/zero; head -c 50 /dev/zero >&2'], {
+      maxBufferBytes: 1000,
+    });
     expect(out).toMatchObject({ exitCode: 0, truncated: true });
-    expect(out.stdout).toEqual(Buffer.alloc(1000));
-    expect(out.stderr).toEqual(Buffer.alloc(50));
+    // The head in arrival order: 600 bytes of stderr, then 400 of stdout; nothing after.
+    expect(out.stderr).toEqual(Buffer.alloc(600));
+    expect(out.stdout).toEqual(Buffer.alloc(400));
     const exact = await shared.exec(['head', '-c', '1000', '/dev/zero'], { maxBufferBytes: 1000 });
     expect(exact).toMatchObject({ truncated: false });
     expect(exact.stdout.length).toBe(1000);
+  });
+
+  test('execText answers UTF-8 text: malformed bytes as U+FFFD, a BOM kept', async () => {
+    const out = await shared.execText(['sh', '-c', "printf '\\357\\273\\277h\\303\\251\\377'; printf 'e' >&2"]);
+    expect(out).toEqual({ exitCode: 0, stdout: '\ufeffh\u00e9\ufffd', stderr: 'e', truncated: false });
   });
 
   test('timeoutMs: E_EXEC_TIMEOUT, and a moment later no `sleep` of it is left (case 8)', async () => {

@@ -11,7 +11,18 @@ import { expectNoLeaks } from './helpers/leak-check.mjs';
 const MIB = 1024 * 1024;
 const KIB = 1024;
 const RSS_BOUND = 200 * MIB;
-const CASES = ['exec-yes', 'exec-yes-small-cap', 'harness-yes', 'exec-abort', 'exec-timeout', 'harness-abort'];
+const CASES = [
+  'exec-yes',
+  'exec-yes-small-cap',
+  'harness-yes',
+  'exec-both',
+  'harness-both',
+  'harness-urandom',
+  'harness-three',
+  'exec-abort',
+  'exec-timeout',
+  'harness-abort',
+];
 
 describe.skipIf(!engineAvailable())('hostile output', () => {
   let reports: Map<string, HostileReport>;
@@ -47,6 +58,42 @@ describe.skipIf(!engineAvailable())('hostile output', () => {
     expect(r.error).toBeUndefined();
     expect(r.value).toMatchObject({ truncated: true, stdout: 64 * MIB, head: 'y\ny\n' });
     expect(r.rssGrowth).toBeLessThan(RSS_BOUND);
+  });
+
+  test('both streams flooding through Session.exec share one cap of 64 MiB', () => {
+    const r = report('exec-both');
+    expect(r.error).toBeUndefined();
+    expect(r.value.truncated).toBe(true);
+    expect(r.value.stdout + r.value.stderr).toBe(64 * MIB);
+    expect(r.rssGrowth).toBeLessThan(64 * MIB + 64 * MIB);
+  });
+
+  test("both streams flooding through the harness's run share one cap; the text is held once", () => {
+    const r = report('harness-both');
+    expect(r.error).toBeUndefined();
+    expect(r.value.truncated).toBe(true);
+    expect(r.value.stdout + r.value.stderr).toBe(64 * MIB);
+    expect(r.rssGrowth).toBeLessThan(64 * MIB + 64 * MIB);
+  });
+
+  test("/dev/urandom on both streams through the harness's run: capped, text at most two bytes a byte", () => {
+    const r = report('harness-urandom');
+    expect(r.error).toBeUndefined();
+    expect(r.value.truncated).toBe(true);
+    // Each malformed byte is one U+FFFD: at most one character per byte.
+    expect(r.value.stdout + r.value.stderr).toBeLessThanOrEqual(64 * MIB);
+    // A two-byte string of up to 64 Mi characters (128 MiB), the bytes freed as it was made.
+    expect(r.rssGrowth).toBeLessThan(2 * 64 * MIB + 64 * MIB);
+  });
+
+  test('three runs at once hold no more than the process-wide budget together', () => {
+    const r = report('harness-three');
+    expect(r.error).toBeUndefined();
+    expect(r.value.truncated).toBe(true);
+    // A run that settles gives its share back, so the three results may add up to more than
+    // the budget; what they held at once is bounded by it (host RSS).
+    expect(r.value.total).toBeLessThanOrEqual(3 * 64 * MIB);
+    expect(r.rssGrowth).toBeLessThan(128 * MIB + 64 * MIB);
   });
 
   test.for(['exec-abort', 'exec-timeout'])('%s of a 50 MB flood rejects with at most 64 KiB of output', (name) => {

@@ -1,3 +1,4 @@
+export { bufferBudget, DEFAULT_BUFFER_BUDGET_BYTES, setBufferBudget, type BufferBudget } from './buffer-budget';
 export { containerName, DEFAULT_PREFIX } from './container-name';
 export { createSession } from './create-session';
 export { DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_READ_BYTES, MAX_REMOVE_AFTER_STOP_MS } from './types';
@@ -82,6 +83,7 @@ export type {
   FindingKind,
   ExecOptions,
   ExecResult,
+  ExecTextResult,
   Holder,
   HolderRole,
   ListSessionsOptions,

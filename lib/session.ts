@@ -12,6 +12,7 @@ import type {
   SpawnOptions,
   WriteFileOptions,
   ExecResult,
+  ExecTextResult,
   Finding,
   NetworkPolicy,
   Owner,
@@ -161,8 +162,9 @@ export class Session implements AsyncDisposable {
 
   /**
    * Runs `argv` in the container (no shell: pass `['sh', '-c', cmd]` for one) and buffers its
-   * output. stdin, when given, is written then closed, so `cat` ends. Each of stdout and stderr
-   * is capped at `maxBufferBytes`.
+   * output. stdin, when given, is written then closed, so `cat` ends. What is kept of stdout and
+   * stderr together is capped at `maxBufferBytes`, and by the process-wide budget of buffered
+   * output ({@link setBufferBudget}); past either, output is dropped and `truncated` set.
    *
    * Engine API: none per command over the session's command channel (the helper is copied in
    * with `PUT /containers/{id}/archive` and started as one exec per user on first use, see
@@ -177,6 +179,32 @@ export class Session implements AsyncDisposable {
    *   A timeout or abort kills the process tree first (docs/design.md#exec).
    */
   async exec(argv: string[], options: ExecOptions = {}): Promise<ExecResult> {
+    const native = this.#execOptions(argv, options);
+    return callNative(() =>
+      withAbort(options.abortSignal, 'exec', (token) => this.#native.exec([...argv], native, token)),
+    );
+  }
+
+  /**
+   * {@link Session.exec}, with stdout and stderr answered as UTF-8 text (malformed sequences as
+   * U+FFFD, a leading BOM kept, as `TextDecoder` with `ignoreBOM`). The bytes are decoded as
+   * they cross into JavaScript and freed at once, so the bytes and the text are never held
+   * together past that one copy (decoding a `Buffer` result keeps both until a garbage
+   * collection). `maxBufferBytes` counts the output's bytes; the text takes 1 byte per
+   * character when it is all Latin-1, else 2 (V8's two-byte strings: output that is not
+   * UTF-8, where each malformed byte becomes a U+FFFD, takes up to twice its bytes).
+   *
+   * Engine API, options and errors: those of {@link Session.exec}.
+   */
+  async execText(argv: string[], options: ExecOptions = {}): Promise<ExecTextResult> {
+    const native = this.#execOptions(argv, options);
+    return callNative(() =>
+      withAbort(options.abortSignal, 'exec', (token) => this.#native.execText([...argv], native, token)),
+    );
+  }
+
+  /** The checked native options of `exec`/`execText`; `E_INVALID_ARGUMENT` before any engine call. */
+  #execOptions(argv: string[], options: ExecOptions): Parameters<NativeSession['exec']>[1] {
     expectStringArray(argv, 'argv', 1);
     expectOptionalOptions(options, 'options', EXEC_OPTION_KEYS);
     const { cwd, env, user, timeoutMs, maxBufferBytes, stdin, abortSignal } = options;
@@ -186,8 +214,7 @@ export class Session implements AsyncDisposable {
     expectOptionalNumber(timeoutMs, 'timeoutMs', { min: 1 });
     expectOptionalNumber(maxBufferBytes, 'maxBufferBytes', { min: 0, max: MAX_LENGTH });
     expectOptionalSignal(abortSignal, 'abortSignal');
-    const native = compact({ cwd, env, user, timeoutMs, maxBufferBytes, stdin: toBuffer(stdin) });
-    return callNative(() => withAbort(abortSignal, 'exec', (token) => this.#native.exec([...argv], native, token)));
+    return compact({ cwd, env, user, timeoutMs, maxBufferBytes, stdin: toBuffer(stdin) });
   }
 
   /**

@@ -641,9 +641,11 @@ export interface ExecOptions {
   /** Deadline in milliseconds; past it the process tree is killed and `E_EXEC_TIMEOUT` rejects. */
   timeoutMs?: number;
   /**
-   * Cap on each of stdout and stderr, in bytes (whole, 0 up to Node's largest `Buffer`): the
-   * head of each stream is kept, the rest dropped and `truncated` set; a process that writes
-   * more than 16 MiB past the cap is killed (its tree), so an endless writer settles.
+   * Cap on what is kept of stdout and stderr together, in bytes (whole, 0 up to Node's largest
+   * `Buffer`): output is kept in the order it arrives until both streams together hold this
+   * many bytes (or the process-wide budget, `setBufferBudget`, is spent), the rest is dropped
+   * and `truncated` set; a process that writes more than 16 MiB past that point is killed (its
+   * tree), so an endless writer settles.
    * @default 64 MiB ({@link DEFAULT_MAX_BUFFER_BYTES})
    */
   maxBufferBytes?: number;
@@ -682,7 +684,7 @@ export const READ_FILE_OPTION_KEYS = optionKeys<ReadFileOptions>()(['maxBytes', 
 /** `readFile`'s default `maxBytes`: 64 MiB. */
 export const DEFAULT_MAX_READ_BYTES = 64 * 1024 * 1024;
 
-/** `exec`'s default `maxBufferBytes` (each of stdout and stderr): 64 MiB. */
+/** `exec`'s default `maxBufferBytes` (stdout and stderr together): 64 MiB. */
 export const DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link Session.writeFile} and {@link Session.writeFileStream}. */
@@ -700,12 +702,24 @@ export const WRITE_FILE_OPTION_KEYS = optionKeys<WriteFileOptions>()(['mode', 'a
 export interface ExecResult {
   /** The process's exit code, as the engine reports it. */
   exitCode: number;
-  /** Its stdout bytes (capped by `maxBufferBytes`). */
+  /** Its stdout bytes (with stderr, capped by `maxBufferBytes`). */
   stdout: Buffer;
-  /** Its stderr bytes (capped by `maxBufferBytes`). */
+  /** Its stderr bytes (with stdout, capped by `maxBufferBytes`). */
   stderr: Buffer;
-  /** True when output past `maxBufferBytes` was dropped. */
+  /** True when output past `maxBufferBytes` (or the process-wide budget) was dropped. */
   truncated?: boolean;
+}
+
+/** A finished exec whose output was decoded as UTF-8 ({@link Session.execText}). */
+export interface ExecTextResult {
+  /** The process's exit code, as the engine reports it. */
+  exitCode: number;
+  /** Its stdout as text (with stderr, capped by `maxBufferBytes` in bytes before decoding). */
+  stdout: string;
+  /** Its stderr as text. */
+  stderr: string;
+  /** True when output past `maxBufferBytes` (or the process-wide budget) was dropped. */
+  truncated: boolean;
 }
 
 /** Outbound network access of a session container (see `Session.setNetworkPolicy`). */

@@ -161,3 +161,32 @@ pub fn engine_info<'e>(
         js(berth_core::engine_info(&engine, &cancel).await).map(Into::into)
     })
 }
+
+/// Sets the process-wide budget of buffered exec output, in bytes (what every buffered
+/// `exec`/`execText`/harness `run` in flight may hold together); answers the previous budget.
+/// Errors: `E_INVALID_ARGUMENT` (not a whole number of bytes from 0).
+#[napi]
+pub fn set_buffer_budget(bytes: f64) -> napi::Result<f64> {
+    let bytes = js(berth_core::whole_number("bytes", bytes, 0, i64::MAX))? as u64;
+    let before = berth_core::buffer_budget();
+    berth_core::set_buffer_budget(bytes);
+    Ok(before as f64)
+}
+
+/// The process-wide budget of buffered exec output and what buffered calls hold now, in bytes.
+#[napi(object)]
+pub struct BindingBufferBudget {
+    /// The budget, in bytes.
+    pub budget_bytes: f64,
+    /// What buffered calls in flight hold now, in bytes.
+    pub held_bytes: f64,
+}
+
+/// The process-wide budget of buffered exec output and what calls hold of it now.
+#[napi]
+pub fn buffer_budget() -> BindingBufferBudget {
+    BindingBufferBudget {
+        budget_bytes: berth_core::buffer_budget() as f64,
+        held_bytes: berth_core::buffered_bytes() as f64,
+    }
+}

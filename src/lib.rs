@@ -31,6 +31,13 @@ fn init() {
         .build()
         .expect("berth: cannot start its tokio runtime");
     napi::bindgen_prelude::create_custom_tokio_runtime(rt);
+    // The process-wide budget of buffered exec output, when the environment sets one.
+    if let Some(bytes) = std::env::var("BERTH_BUFFER_BUDGET_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        berth_core::set_buffer_budget(bytes);
+    }
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         eprintln!("berth: internal panic (a bug in berth; please report it with this message)");

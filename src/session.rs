@@ -13,8 +13,9 @@ use super::peek_options::{owner_js, BindingOwner};
 use super::process::BindingExecProcess;
 use super::recovery::{BindingReplaced, BindingVerification};
 use super::session_options::{
-    BindingExecOptions, BindingExecResult, BindingReleaseResult, BindingRemoveOptions,
-    BindingRemoveResult, BindingStopOptions, BindingStopResult, BindingWriteFileOptions,
+    BindingExecOptions, BindingExecResult, BindingExecTextResult, BindingReleaseResult,
+    BindingRemoveOptions, BindingRemoveResult, BindingStopOptions, BindingStopResult,
+    BindingWriteFileOptions,
 };
 use berth_core::whole_number;
 use berth_core::NetworkPolicy;
@@ -130,6 +131,27 @@ impl BindingSession {
         options: Option<BindingExecOptions>,
         token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, BindingExecResult>> {
+        let inner = self.inner.clone();
+        let opts = options.map(BindingExecOptions::into_core).transpose();
+        let cancel = token_of(token);
+        env.spawn_future(async move {
+            let opts = js(opts)?.unwrap_or_default();
+            js(inner.exec(&argv, &opts, &cancel).await.map(Into::into))
+        })
+    }
+
+    /// [`Self::exec`], with stdout and stderr answered as UTF-8 strings (see
+    /// [`super::session_options::LossyText`]): the bytes are freed as the strings are made.
+    ///
+    /// Engine API and errors: those of `exec`.
+    #[napi(ts_return_type = "Promise<BindingExecTextResult>")]
+    pub fn exec_text<'e>(
+        &self,
+        env: &'e Env,
+        argv: Vec<String>,
+        options: Option<BindingExecOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, BindingExecTextResult>> {
         let inner = self.inner.clone();
         let opts = options.map(BindingExecOptions::into_core).transpose();
         let cancel = token_of(token);

@@ -23,7 +23,7 @@ pub struct BindingExecOptions {
     pub stdin: Option<Buffer>,
     /// Deadline, in milliseconds; the process tree is killed when it passes (`E_EXEC_TIMEOUT`).
     pub timeout_ms: Option<f64>,
-    /// Cap on each of stdout and stderr, in bytes. @default 67108864
+    /// Cap on what is kept of stdout and stderr together, in bytes. @default 67108864
     pub max_buffer_bytes: Option<f64>,
 }
 
@@ -59,8 +59,75 @@ pub struct BindingExecResult {
     pub stdout: Buffer,
     /// Standard error.
     pub stderr: Buffer,
-    /// Whether output went past `maxBufferBytes` and was cut.
+    /// Whether output went past `maxBufferBytes` (or the process-wide budget) and was cut.
     pub truncated: bool,
+}
+
+/// The buffered result of an exec, as text (`Session.execText`).
+#[napi(object, object_from_js = false)]
+pub struct BindingExecTextResult {
+    /// Exit code, as the engine reports it.
+    pub exit_code: i64,
+    /// Standard output as UTF-8 text (malformed sequences as U+FFFD, a leading BOM kept).
+    #[napi(ts_type = "string")]
+    pub stdout: LossyText,
+    /// Standard error, as `stdout`.
+    #[napi(ts_type = "string")]
+    pub stderr: LossyText,
+    /// Whether output went past `maxBufferBytes` (or the process-wide budget) and was cut.
+    pub truncated: bool,
+}
+
+/// Output bytes that become a JavaScript string as they cross: the engine's bytes go to
+/// `napi_create_string_utf8` as they are (V8 decodes them, every malformed sequence as
+/// U+FFFD, as `TextDecoder` does), and are freed as soon as the string exists. So the bytes
+/// and the text are held together only during that one copy, never until a garbage collection.
+pub struct LossyText(pub Vec<u8>);
+
+impl napi::bindgen_prelude::TypeName for LossyText {
+    fn type_name() -> &'static str {
+        "string"
+    }
+    fn value_type() -> napi::ValueType {
+        napi::ValueType::String
+    }
+}
+
+impl napi::bindgen_prelude::ToNapiValue for LossyText {
+    unsafe fn to_napi_value(
+        env: napi::sys::napi_env,
+        val: Self,
+    ) -> napi::Result<napi::sys::napi_value> {
+        let mut out = std::ptr::null_mut();
+        // SAFETY: `val.0` is alive for the call; V8 copies the bytes into its own string.
+        let status = unsafe {
+            napi::sys::napi_create_string_utf8(
+                env,
+                val.0.as_ptr().cast(),
+                val.0.len() as isize,
+                &mut out,
+            )
+        };
+        drop(val);
+        if status != napi::sys::Status::napi_ok {
+            return Err(napi::Error::new(
+                napi::Status::GenericFailure,
+                "berth: the output could not be made into a string",
+            ));
+        }
+        Ok(out)
+    }
+}
+
+impl From<ExecOutput> for BindingExecTextResult {
+    fn from(o: ExecOutput) -> Self {
+        BindingExecTextResult {
+            exit_code: o.exit_code,
+            stdout: LossyText(o.stdout),
+            stderr: LossyText(o.stderr),
+            truncated: o.truncated,
+        }
+    }
 }
 
 /// The result of `stop`.

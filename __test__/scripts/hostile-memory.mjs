@@ -5,7 +5,7 @@
 // { case, ms, rssGrowth, value?, error? }. rssGrowth is the peak RSS (sampled every 10 ms and
 // after the call) over the RSS before the case (after a gc). Errors are summarised: name, code,
 // message length, details with byte fields as their lengths.
-import { createSession } from '../../index.mjs';
+import { createSession, setBufferBudget } from '../../index.mjs';
 import { createDockerSandboxProvider } from '../../harness.mjs';
 
 const labels = JSON.parse(process.env.BERTH_HOSTILE_LABELS ?? '{}');
@@ -128,6 +128,38 @@ try {
           return { exitCode: r.exitCode, truncated: r.truncated, stdout: r.stdout.length, head: r.stdout.slice(0, 4) };
         });
         break;
+      case 'exec-both': // both streams flood: one cap for the two together
+        await measure(c, async () => {
+          const r = await root.exec(['sh', '-c', 'yes & yes >&2; wait']);
+          return { exitCode: r.exitCode, truncated: r.truncated, stdout: r.stdout.length, stderr: r.stderr.length };
+        });
+        break;
+      case 'harness-both':
+        await measure(c, async () => {
+          const r = await harnessSession.run({ command: 'yes & yes >&2; wait' });
+          return { truncated: r.truncated, stdout: r.stdout.length, stderr: r.stderr.length };
+        });
+        break;
+      case 'harness-urandom': // not UTF-8: every malformed byte becomes U+FFFD (a two-byte string)
+        await measure(c, async () => {
+          const r = await harnessSession.run({ command: 'cat /dev/urandom & cat /dev/urandom >&2; wait' });
+          return { truncated: r.truncated, stdout: r.stdout.length, stderr: r.stderr.length };
+        });
+        break;
+      case 'harness-three': // three at once, under a process-wide budget of 128 MiB
+        await measure(c, async () => {
+          const before = setBufferBudget(128 * 1048576);
+          try {
+            const runs = await Promise.all([0, 1, 2].map(() => harnessSession.run({ command: 'yes & yes >&2; wait' })));
+            return {
+              truncated: runs.every((r) => r.truncated),
+              total: runs.reduce((n, r) => n + r.stdout.length + r.stderr.length, 0),
+            };
+          } finally {
+            setBufferBudget(before);
+          }
+        });
+        break;
       case 'exec-abort':
         await measure(c, () => root.exec(['sh', '-c', FLOOD], { abortSignal: AbortSignal.timeout(4000) }));
         break;
@@ -157,7 +189,7 @@ try {
         const session = c === 'race-root' ? root : user;
         const swapper = await session.spawn(['sh', '-c', SWAP], { user: '0' });
         try {
-          await measure(c, () => raceReads(session, '/var/race/f', 40));
+          await measure(c, () => raceReads(session, '/var/race/f', 200));
         } finally {
           await swapper.kill();
         }

@@ -36,10 +36,12 @@ export interface DockerSandboxProviderOptions
    */
   timeoutMs?: number | null;
   /**
-   * The cap on each of stdout and stderr of a sandbox's `run`, in bytes (whole, 0 to V8's
-   * largest string, `buffer.constants.MAX_STRING_LENGTH`, so the text can always be made): the
-   * head of each stream is kept and the result says `truncated: true`; a command that writes
-   * more than 16 MiB past it is killed (see `Session.exec`'s `maxBufferBytes`).
+   * The cap on what a sandbox's `run` keeps of stdout and stderr together, in bytes (whole, 0
+   * to V8's largest string, `buffer.constants.MAX_STRING_LENGTH`, so the text can always be
+   * made): the head is kept and the result says `truncated: true`; a command that writes more
+   * than 16 MiB past it is killed (see `Session.exec`'s `maxBufferBytes`). The process-wide
+   * budget of buffered output (`setBufferBudget`) bounds concurrent runs together. The text
+   * takes 1 byte per character when it is all Latin-1, else 2 (up to twice the cap).
    * @default 67108864 ({@link DEFAULT_MAX_OUTPUT_BYTES}, 64 MiB)
    */
   maxOutputBytes?: number;
@@ -63,7 +65,7 @@ export const PROVIDER_OPTION_KEYS = optionKeys<DockerSandboxProviderOptions>()([
   'maxFileBytes',
 ]);
 
-/** The provider's default `maxOutputBytes`: 64 MiB per stream, as `Session.exec`'s default. */
+/** The provider's default `maxOutputBytes`: 64 MiB for both streams together, as `Session.exec`'s default. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /** The provider's default `maxFileBytes`: 64 MiB, as `Session.readFile`'s default. */

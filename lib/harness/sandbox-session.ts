@@ -16,7 +16,7 @@ export interface SandboxSessionLifecycle {
 
 /** The caps of a harness session's buffered results (see `DockerSandboxProviderOptions`). */
 export interface SandboxCaps {
-  /** Cap on each of stdout and stderr of `run`, in bytes. */
+  /** Cap on what `run` keeps of stdout and stderr together, in bytes. */
   maxOutputBytes: number;
   /** Largest file `readFile`, `readBinaryFile` and `readTextFile` take, in bytes. */
   maxFileBytes: number;
@@ -109,12 +109,13 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
 
   /**
    * Runs `sh -c <command>` to its end and answers its exit code and its stdout and stderr as
-   * UTF-8 text: one buffered `Session.exec` (over the session's command channel, or an engine
-   * exec where the channel cannot serve it, see `Session.exec`), so no stream is made per
-   * command. Each stream is capped at the provider's `maxOutputBytes` (default 64 MiB): its
-   * head is kept, `truncated: true` says so, and a command that writes more than 16 MiB past
-   * the cap is killed (an endless `yes` settles). A cut multi-byte character decodes as
-   * U+FFFD. An aborted run kills the process tree and rejects with `abortSignal.reason`, as
+   * UTF-8 text: one buffered `Session.execText` (over the session's command channel, or an
+   * engine exec where the channel cannot serve it, see `Session.exec`), so no stream is made per
+   * command, and the output's bytes are freed as the text is made. Both streams together are
+   * capped at the provider's `maxOutputBytes` (default 64 MiB) and by the process-wide budget
+   * of buffered output (`setBufferBudget`, default 256 MiB): the head is kept,
+   * `truncated: true` says so, and a command that writes more than 16 MiB past the cap is
+   * killed (an endless `yes` settles). A cut multi-byte character decodes as U+FFFD. An aborted run kills the process tree and rejects with `abortSignal.reason`, as
    * `spawn` does; other failures are berth's errors (codes in the core's `Session::exec` doc;
    * a timeout's or abort's error carries at most the last 64 KiB of each stream).
    */
@@ -123,7 +124,7 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
   ): Promise<{ exitCode: number; stdout: string; stderr: string; truncated: boolean }> => {
     const { command, cwd, env, abortSignal } = this.#commandOptions(options);
     try {
-      const result = await this.#session.exec(['sh', '-c', command], {
+      const result = await this.#session.execText(['sh', '-c', command], {
         cwd,
         ...env,
         ...abortSignal,
@@ -131,9 +132,9 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
       });
       return {
         exitCode: result.exitCode,
-        stdout: utf8(result.stdout),
-        stderr: utf8(result.stderr),
-        truncated: result.truncated === true,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        truncated: result.truncated,
       };
     } catch (error) {
       throw abortReason(error, options.abortSignal);
@@ -279,11 +280,6 @@ export function restrictedView(s: SandboxSession): SandboxSession {
 
 /** The default of each cap (64 MiB), when the session is made without the provider's. */
 const DEFAULT_CAP_BYTES = 64 * 1024 * 1024;
-
-/** Bytes as UTF-8 text, as the harness's `run` answers them (a leading BOM is kept). */
-function utf8(bytes: Uint8Array): string {
-  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
-}
 
 function encodeText(content: string, encoding: string | undefined): Uint8Array {
   const name = (encoding ?? 'utf-8').toLowerCase();

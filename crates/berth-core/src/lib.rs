@@ -60,6 +60,9 @@ pub use lifecycle::verify::verify_session;
 
 // The session handle and what its methods take and return.
 pub use engine::networks::NetworkPolicy;
+pub use exec::budget::{
+    buffer_budget, buffered_bytes, set_buffer_budget, DEFAULT_BUFFER_BUDGET_BYTES,
+};
 pub use exec::stream::{ExecProcess, Which};
 pub use exec::{ExecOptions, ExecOutput};
 pub use files::writer::FileWriter;

@@ -25,6 +25,29 @@ const EXIT_CODE_POLL_MS: u64 = 50;
 const EXIT_CODE_POLLS: u32 = 100;
 /// How long the tree-kill exec may take, in milliseconds.
 const KILL_TREE_TIMEOUT_MS: u64 = 10_000;
+/// How long a killed command's output may go on before berth stops waiting for its end, in
+/// milliseconds (20 s: the tree kill's own bound and then as much again). Only a command helper
+/// that ignores its `KILL` (a forgery: the sandbox's root replaced it) or an engine that keeps
+/// a killed exec's stream open gets there; the call then settles `E_ENGINE` instead of
+/// waiting on a stream that never ends.
+pub(crate) const KILLED_END_TIMEOUT_MS: u64 = 2 * KILL_TREE_TIMEOUT_MS;
+
+/// When a command killed now must have ended ([`KILLED_END_TIMEOUT_MS`]).
+pub(crate) fn killed_end_at() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_millis(KILLED_END_TIMEOUT_MS)
+}
+
+/// The error of a killed command whose output did not end within [`KILLED_END_TIMEOUT_MS`].
+pub(crate) fn killed_without_end() -> Error {
+    Error::Engine {
+        operation: "exec".into(),
+        status: None,
+        message: format!(
+            "the command was killed but its output did not end within {KILLED_END_TIMEOUT_MS} ms \
+             (a command helper that ignores its kill, or an engine that keeps the stream open)"
+        ),
+    }
+}
 
 /// The framed output of an attached exec.
 pub(crate) type ExecOutputStream =

@@ -9,6 +9,7 @@
 //! cleared their environment are found too), then rejects with the output so far. No
 //! exit code is ever made up.
 
+pub mod budget;
 pub mod channel;
 pub mod launch;
 pub mod stream;
@@ -25,7 +26,7 @@ use crate::exec::launch::{Launch, Launched};
 use crate::model::errors::{Error, Result};
 use crate::model::spec::{validate_argv, validate_container_path, validate_env, validate_user};
 
-/// Default cap on each of stdout and stderr, in bytes (64 MiB).
+/// Default cap on what a buffered exec keeps of stdout and stderr together, in bytes (64 MiB).
 pub const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
 /// How much output past the cap a buffered exec reads and discards before it kills the
 /// process tree, in bytes (16 MiB): a command that writes a little more than the cap still
@@ -46,9 +47,11 @@ pub struct ExecOptions {
     pub stdin: Option<Vec<u8>>,
     /// Deadline in milliseconds; the process tree is killed when it passes.
     pub timeout_ms: Option<u64>,
-    /// Cap on each of stdout and stderr, in bytes ([`DEFAULT_MAX_BUFFER_BYTES`] when `None`):
-    /// the head of each stream is kept, output past it is dropped and `truncated` set, and a
-    /// process that writes more than [`DISCARD_PAST_CAP_BYTES`] past it is killed.
+    /// Cap on what is kept of stdout and stderr together, in bytes
+    /// ([`DEFAULT_MAX_BUFFER_BYTES`] when `None`): output is kept in the order it arrives until
+    /// the two streams hold this many bytes (or the process-wide [`budget`] is spent), output
+    /// past it is dropped and `truncated` set, and a process that writes more than
+    /// [`DISCARD_PAST_CAP_BYTES`] past it is killed.
     pub max_buffer_bytes: Option<usize>,
 }
 
@@ -81,7 +84,8 @@ pub struct ExecOutput {
     pub stdout: Vec<u8>,
     /// Standard error bytes.
     pub stderr: Vec<u8>,
-    /// Whether either stream went past `max_buffer_bytes` and was cut.
+    /// Whether output went past `max_buffer_bytes` (both streams together) or the
+    /// process-wide [`budget`] and was cut.
     pub truncated: bool,
 }
 
@@ -131,26 +135,33 @@ pub(crate) async fn exec_via(
             let _ = input.shutdown().await;
         })
     });
-    let cap = opts.max_buffer_bytes.unwrap_or(DEFAULT_MAX_BUFFER_BYTES);
+    let mut kept = Kept {
+        cap: opts.max_buffer_bytes.unwrap_or(DEFAULT_MAX_BUFFER_BYTES),
+        share: budget::Share::default(),
+    };
     let mut out = ExecOutput::default();
     let mut discarded: u64 = 0;
     let mut killed = false;
     let sleep = launch::deadline(at);
     tokio::pin!(sleep);
+    // Once killed, its output must end within a bound (see `launch::KILLED_END_TIMEOUT_MS`).
+    let killed_end = tokio::time::sleep(std::time::Duration::MAX);
+    tokio::pin!(killed_end);
     let interrupted: Option<Error> = loop {
         if !killed && discarded > DISCARD_PAST_CAP_BYTES {
             // It keeps writing past the cap: end it; what it writes until it ended is dropped.
             killed = true;
             launch::spawn_kill_tree(engine, id, &marker);
+            killed_end.as_mut().reset(launch::killed_end_at());
         }
         tokio::select! {
             chunk = output.next() => match chunk {
                 None => break None,
                 Some(Ok(bollard::container::LogOutput::StdErr { message })) => {
-                    discarded += append(&mut out.stderr, &message, cap, &mut out.truncated);
+                    discarded += kept.append(&mut out.stderr, out.stdout.len(), &message, &mut out.truncated);
                 }
                 Some(Ok(bollard::container::LogOutput::StdOut { message } | bollard::container::LogOutput::Console { message })) => {
-                    discarded += append(&mut out.stdout, &message, cap, &mut out.truncated);
+                    discarded += kept.append(&mut out.stdout, out.stderr.len(), &message, &mut out.truncated);
                 }
                 Some(Ok(_)) => {}
                 // Podman resets the hijacked connection when the process exits with stdin bytes
@@ -166,6 +177,7 @@ pub(crate) async fn exec_via(
                 stderr: Vec::new(),
             }),
             _ = cancel.cancelled() => break Some(Error::aborted("exec")),
+            _ = &mut killed_end, if killed => break Some(launch::killed_without_end()),
         }
     };
     if let Some(w) = writer {
@@ -202,16 +214,39 @@ pub(crate) async fn start(
     Ok(launched)
 }
 
-/// Appends what fits under `cap` (the head of the stream is kept); answers how many bytes
-/// were dropped.
-fn append(buf: &mut Vec<u8>, bytes: &[u8], cap: usize, truncated: &mut bool) -> u64 {
-    let room = cap.saturating_sub(buf.len());
-    if bytes.len() > room {
-        *truncated = true;
+/// What a buffered exec may keep: its own cap on both streams together and its share of the
+/// process-wide [`budget`] (given back when the call returns).
+struct Kept {
+    cap: usize,
+    share: budget::Share,
+}
+
+impl Kept {
+    /// Appends to `buf` what fits under the cap (with `other` bytes held by the other stream)
+    /// and the budget; the head is kept. Answers how many bytes were dropped.
+    fn append(
+        &mut self,
+        buf: &mut Vec<u8>,
+        other: usize,
+        bytes: &[u8],
+        truncated: &mut bool,
+    ) -> u64 {
+        let room = self.cap.saturating_sub(buf.len() + other).min(bytes.len());
+        let room = self.share.take(room as u64) as usize;
+        if bytes.len() > room {
+            *truncated = true;
+        }
+        if buf.capacity() - buf.len() < room {
+            // Grow to what this call may still keep at most, not past it (a doubling `Vec`
+            // would reserve up to twice the cap).
+            let need = (buf.len() + room)
+                .max(buf.len() * 2)
+                .min(self.cap.saturating_sub(other));
+            buf.reserve_exact(need - buf.len());
+        }
+        buf.extend_from_slice(&bytes[..room]);
+        (bytes.len() - room) as u64
     }
-    let kept = bytes.len().min(room);
-    buf.extend_from_slice(&bytes[..kept]);
-    (bytes.len() - kept) as u64
 }
 
 #[cfg(test)]
@@ -219,13 +254,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn append_keeps_the_head_and_counts_what_it_dropped() {
-        let (mut buf, mut truncated) = (Vec::new(), false);
-        assert_eq!(append(&mut buf, b"abc", 5, &mut truncated), 0);
+    fn append_keeps_the_head_of_both_streams_together_and_counts_what_it_dropped() {
+        let mut kept = Kept {
+            cap: 8,
+            share: budget::Share::default(),
+        };
+        let (mut out, mut err, mut truncated) = (Vec::new(), Vec::new(), false);
+        assert_eq!(kept.append(&mut out, err.len(), b"abc", &mut truncated), 0);
+        assert_eq!(kept.append(&mut err, out.len(), b"12", &mut truncated), 0);
         assert!(!truncated);
-        assert_eq!(append(&mut buf, b"defg", 5, &mut truncated), 2);
+        assert_eq!(kept.append(&mut out, err.len(), b"defg", &mut truncated), 1);
         assert!(truncated);
-        assert_eq!(append(&mut buf, b"hij", 5, &mut truncated), 3);
-        assert_eq!(buf, b"abcde");
+        assert_eq!(kept.append(&mut err, out.len(), b"345", &mut truncated), 3);
+        assert_eq!(
+            (out.as_slice(), err.as_slice()),
+            (&b"abcdef"[..], &b"12"[..])
+        );
     }
 }

@@ -272,6 +272,9 @@ impl Pump {
         // reader: the outcome does not wait for the reader either.
         let mut gone_unread = false;
         let mut chunks: u64 = 0;
+        // Once killed, its output must end within a bound (see `launch::KILLED_END_TIMEOUT_MS`).
+        let killed_end = tokio::time::sleep(std::time::Duration::MAX);
+        tokio::pin!(killed_end);
         let interrupted: Option<Error> = loop {
             self.stall.store(
                 if pending.is_some() { chunks } else { 0 },
@@ -302,9 +305,11 @@ impl Pump {
                     stdout: Vec::new(),
                     stderr: Vec::new(),
                 }),
+                _ = &mut killed_end, if killing.is_some() => break Some(launch::killed_without_end()),
                 _ = self.kill.cancelled(), if killing.is_none() => {
                     let (engine, id, marker) = (self.engine.clone(), self.id.clone(), marker.clone());
                     killing = Some(tokio::spawn(async move { launch::kill_tree(&engine, &id, &marker).await }));
+                    killed_end.as_mut().reset(launch::killed_end_at());
                     // From now on nothing waits for a reader (see `offer`): the end must come.
                     if let Some((which, bytes)) = pending.take() {
                         self.offer(which, bytes);

@@ -44,7 +44,8 @@ const SHORT: i64 = 15;
 /// Checks `$1` as the user, opens it once on descriptor 3 and checks through the descriptor
 /// (`/proc/self/fd/3`) that it is a regular file, then prints its size (`stat -L` of the
 /// descriptor) on a line and `exec`s `head -c <size>` of the descriptor. Without `stat` or
-/// `head` (or `/proc`) the line is `-` and the descriptor is `cat` (the host's cap bounds it).
+/// `head` (or `/proc`), or when the size is 0 (procfs files such as `/proc/cpuinfo` have data
+/// but no size), the line is `-` and the descriptor is `cat` (the host's cap bounds it).
 /// Nothing there (the path, or the end of its link chain) is absent when the nearest ancestor
 /// that exists is one the user may search (or not a directory): a missing parent directory or
 /// a dangling link is absent too; an unsearchable one hides what is in it (denied), also
@@ -60,7 +61,7 @@ fi
 [ -r "$p" ] || exit 12
 command exec 3<"$p" || exit 12
 if [ -e /proc/self/fd/3 ]; then [ -f /proc/self/fd/3 ] || exit 14; fi
-if s=$(stat -L -c %s /proc/self/fd/3 2>/dev/null) && command -v head >/dev/null; then
+if s=$(stat -L -c %s /proc/self/fd/3 2>/dev/null) && [ "$s" != 0 ] && command -v head >/dev/null; then
   echo "$s"; exec head -c "$s" <&3
 fi
 echo -; exec cat <&3"#

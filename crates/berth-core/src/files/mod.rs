@@ -1,6 +1,9 @@
 //! Files: read and write files in a session's container, streamed, owned by the container's user.
 //!
-//! Reads and writes go through the engine's archive API ([`crate::files::archive`]) and fall back to
+//! Reads (past the session's file channel) are an exec of `sh` that opens the file once and
+//! reads what it checked ([`crate::files::as_user`], as root for a root session), and go
+//! through the engine's archive API only where the image has no `sh` or the container is
+//! stopped. Writes go through the archive API ([`crate::files::archive`]) and fall back to
 //! an exec of `sh` ([`crate::files::fallback`]) where the archive API cannot reach the path (a
 //! tmpfs mount: found in the container's `/proc/mounts`) or refuses to write (read-only root
 //! filesystem: the engine's refusal, confirmed by inspecting the container). Once per session
@@ -368,6 +371,26 @@ pub(crate) async fn open(
     let mut path = normalize_path("path", path)?;
     if ctx.as_user(access)? {
         return exec_read(t, &path, &ctx.user(), None, max_bytes).await;
+    }
+    if ctx.shell {
+        // As root too, the read opens the file once and reads what it checked (the archive
+        // endpoint stats the path, then opens it again: a sandbox that swaps the file for a
+        // link to `/dev/zero` in between gets NUL bytes of the old size read). A stopped
+        // container (409: nothing in it runs, so nothing can swap) is read through the archive.
+        match exec_read(t, &path, "0:0", Some("0"), max_bytes).await {
+            Err(Error::Engine {
+                status: Some(409), ..
+            }) => {}
+            Err(
+                e @ Error::Engine {
+                    status: Some(404), ..
+                },
+            ) => {
+                container_or_gone(t).await?;
+                return Err(e);
+            }
+            other => return other,
+        }
     }
     for _ in 0..=MAX_SYMLINK_HOPS {
         if ctx.needs_exec(&path) {

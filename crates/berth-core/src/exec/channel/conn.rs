@@ -427,7 +427,15 @@ impl Reader {
             ));
         }
         let Some(p) = pending.get_mut(&f.id) else {
-            return Ok(()); // a command berth gave up on
+            // A command is routed to until its EXIT, ERROR or FALLBACK (also one berth gave up
+            // on: its KILL was sent, its credit is no longer granted), and the genuine helper
+            // sends nothing for it after that: a frame for a stream that is not running (never
+            // started, or ended) is a forgery, and output dropped here would be read without
+            // bound. The channel is cut.
+            return Err(format!(
+                "the command helper sent a frame (kind {}) for stream {}, which is not running",
+                f.kind, f.id
+            ));
         };
         match f.kind {
             protocol::STARTED | protocol::FALLBACK => {
