@@ -21,6 +21,7 @@ export const {
   Session,
   SessionBusyError,
   SessionExistsError,
+  SessionDeadError,
   SessionIncompleteError,
   SessionNotFoundError,
   SetupFailedError,

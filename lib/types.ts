@@ -181,7 +181,7 @@ export interface PeekResult {
    * cause, exit code and time; `E_SESSION_DEAD` adds the log tail); null when it runs, berth
    * stopped it, or berth does not manage it (docs/operations.md "Cause of death").
    */
-  death: SessionDeath | null;
+  death?: SessionDeath | null;
 }
 
 /** `oom-killed`, `exited`, `killed`, `engine-restarted` or `removed-outside` (docs/operations.md). */

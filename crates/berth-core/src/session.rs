@@ -511,7 +511,7 @@ impl Session {
     /// by a handover since (after one `GET /volumes?filters=...`, as [`Session::remove`]).
     /// After `remove()`: `E_SESSION_NOT_FOUND`.
     /// Errors: `E_INVALID_ARGUMENT` (see [`networks::set_policy`]), `E_SESSION_BUSY`,
-    /// `E_SESSION_NOT_FOUND`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn set_network_policy(
         &self,
         policy: NetworkPolicy,
@@ -541,7 +541,7 @@ impl Session {
     /// [`crate::exec::channel`]), else as an engine exec; see [`exec::exec`].
     ///
     /// Errors: `E_INVALID_ARGUMENT` (argv or options, before any engine call),
-    /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id),
+    /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id), `E_SESSION_DEAD` (it died: see `session::death`),
     /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE` (operation
     /// `command channel`: the channel's helper died while the command ran),
     /// `E_ENGINE_UNAVAILABLE`.
@@ -616,7 +616,7 @@ impl Session {
 
     /// The published host address of container port `port`/tcp; see [`ports::host_address`].
     /// Errors: `E_INVALID_ARGUMENT` (port out of range or not published),
-    /// `E_SESSION_NOT_FOUND`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn host_address(&self, port: i64, cancel: &CancellationToken) -> Result<String> {
         let port = validate_port("port", port)?;
         let engine = self.engine.within(cancel, "hostAddress");
@@ -703,7 +703,7 @@ impl Session {
     /// `max_bytes` (`None`: no cap). `cancel` bounds the opening (later chunks are bounded by
     /// the reader's own cancel and the per-chunk timeout).
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
-    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
+    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn open_file(
         &self,
@@ -747,7 +747,7 @@ impl Session {
     /// read, through [`files::open`].
     /// `cancel` aborts it at once (`E_ABORTED`), whatever the engine does.
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
-    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
+    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn read_file(
         &self,
@@ -796,7 +796,7 @@ impl Session {
     /// ([`files::no_space`]).
     /// Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory at `path`, a parent that
     /// is a file), `E_PERMISSION_DENIED`, `E_NO_SPACE` (a full filesystem: the old file is
-    /// intact), `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// intact), `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn write_file(
         &self,
         path: &str,
