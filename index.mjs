@@ -22,6 +22,7 @@ export const {
   Session,
   SessionBusyError,
   SessionExistsError,
+  SessionDeadError,
   SessionIncompleteError,
   SessionNotFoundError,
   SetupFailedError,

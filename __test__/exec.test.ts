@@ -2,7 +2,7 @@
 // kill the whole tree (case 8), zombies reaped by the init (case 9), and output caps.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { createSession, EngineError, ExecTimeoutError, InvalidArgumentError, SessionNotFoundError, type Session } from '../index.mjs';
+import { createSession, EngineError, ExecTimeoutError, InvalidArgumentError, SessionDeadError, type Session } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { execIn, removeContainer } from './helpers/engine-http.mjs';
 import { processesIn, waitForNoProcess, waitForProcess, waitForTreeKill } from './helpers/engine-wait.js';
@@ -177,11 +177,12 @@ describe.skipIf(!engineAvailable())('exec', () => {
     expect(zombie.stat).toMatch(/^Z/);
   });
 
-  test('exec and hostAddress on a container removed behind the handle: E_SESSION_NOT_FOUND', async ({ sessionId, labels }) => {
+  test('exec and hostAddress on a container removed behind the handle: E_SESSION_DEAD, removed-outside', async ({ sessionId, labels }) => {
     const session = await createSession({ sessionId, image: TEST_IMAGE, labels, ports: [8080] });
     await removeContainer(session.id);
-    await expectBerthError(session.exec(['true']), SessionNotFoundError);
-    await expectBerthError(session.hostAddress(8080), SessionNotFoundError);
+    const e = await expectBerthError(session.exec(['true']), SessionDeadError);
+    expect(e.details.cause).toBe('removed-outside');
+    await expectBerthError(session.hostAddress(8080), SessionDeadError);
     await expect(session.remove()).resolves.toEqual({ removed: false, reason: 'absent' });
   });
 

@@ -74,6 +74,7 @@ describe.skipIf(!engineAvailable())('peek', () => {
       ports: {},
       expiresAt: null,
       lifecycle: null,
+      death: null,
     });
     expect((await inspectContainer(id))?.State.Running).toBe(true);
   });

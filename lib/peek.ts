@@ -40,5 +40,5 @@ export async function peek(sessionId: string, options: PeekOptions = {}): Promis
 
 /** The public shape of a native peek result: the binding leaves absent fields out, the public shape says null. */
 export function toPeekResult(result: Awaited<ReturnType<NativeBinding['peek']>> & object): PeekResult {
-  return { ...result, sessionId: result.sessionId ?? null, owner: result.owner ?? null, expiresAt: result.expiresAt ?? null, lifecycle: result.lifecycle ?? null } as PeekResult;
+  return { ...result, sessionId: result.sessionId ?? null, owner: result.owner ?? null, expiresAt: result.expiresAt ?? null, lifecycle: result.lifecycle ?? null, death: result.death ? { cause: result.death.cause, exitCode: result.death.exitCode ?? null, finishedAt: result.death.finishedAt ?? null } : null } as PeekResult;
 }

@@ -176,6 +176,25 @@ export interface PeekResult {
    * Looking changes nothing.
    */
   lifecycle: SessionLifecycle | null;
+  /**
+   * Why a managed session's container is not running although berth did not stop it (the
+   * cause, exit code and time; `E_SESSION_DEAD` adds the log tail); null when it runs, berth
+   * stopped it, or berth does not manage it (docs/operations.md "Cause of death").
+   */
+  death?: SessionDeath | null;
+}
+
+/** `oom-killed`, `exited`, `killed`, `engine-restarted` or `removed-outside` (docs/operations.md). */
+export type DeathCause = 'oom-killed' | 'exited' | 'killed' | 'engine-restarted' | 'removed-outside';
+
+/** Why a session's container died, as {@link PeekResult.death} reports it. */
+export interface SessionDeath {
+  /** What ended it. */
+  cause: DeathCause;
+  /** The container's exit code; null when the container is gone. */
+  exitCode: number | null;
+  /** When it stopped (RFC 3339, as the engine wrote it); null when gone or unknown. */
+  finishedAt: string | null;
 }
 
 /**
@@ -708,6 +727,12 @@ export interface ExecResult {
   stderr: Buffer;
   /** True when output past `maxBufferBytes` (or the process-wide budget) was dropped. */
   truncated?: boolean;
+  /**
+   * True when the memory limit's OOM killer ended the process: exit code 137 and the
+   * container's cgroup counted a new OOM kill since this handle last looked (one extra
+   * command, run only after an exit code 137).
+   */
+  oomKilled?: boolean;
 }
 
 /** A finished exec whose output was decoded as UTF-8 ({@link Session.execText}). */

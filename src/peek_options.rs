@@ -65,6 +65,29 @@ pub struct BindingPeekResult {
     pub expires_at: Option<f64>,
     /// `held`, `parked`, `expired` or `orphan`; absent when unmanaged.
     pub lifecycle: Option<String>,
+    /// Why the container is not running when berth did not stop it; absent otherwise.
+    pub death: Option<BindingDeath>,
+}
+
+/// Why a session's container died (`PeekResult.death`; `E_SESSION_DEAD`'s details add `logTail`).
+#[napi(object)]
+pub struct BindingDeath {
+    /// `oom-killed`, `exited`, `killed`, `engine-restarted` or `removed-outside`.
+    pub cause: String,
+    /// The container's exit code; absent when it is gone.
+    pub exit_code: Option<i64>,
+    /// When it stopped (RFC 3339, as the engine wrote it); absent when gone or unknown.
+    pub finished_at: Option<String>,
+}
+
+impl From<berth_core::Death> for BindingDeath {
+    fn from(d: berth_core::Death) -> Self {
+        BindingDeath {
+            cause: d.cause.to_string(),
+            exit_code: d.exit_code,
+            finished_at: d.finished_at,
+        }
+    }
 }
 
 /// Converts an owner for JavaScript, with its liveness as seen now.
@@ -94,6 +117,7 @@ impl From<PeekResult> for BindingPeekResult {
             ports: p.ports.into_iter().collect(),
             expires_at: p.expires_at.map(|ms| ms as f64),
             lifecycle: p.lifecycle.map(str::to_string),
+            death: p.death.map(BindingDeath::from),
         }
     }
 }

@@ -61,6 +61,9 @@ pub struct BindingExecResult {
     pub stderr: Buffer,
     /// Whether output went past `maxBufferBytes` (or the process-wide budget) and was cut.
     pub truncated: bool,
+    /// Whether the memory limit's OOM killer ended it (exit code 137 and a new OOM kill in
+    /// the container's cgroup).
+    pub oom_killed: bool,
 }
 
 /// The buffered result of an exec, as text (`Session.execText`).
@@ -184,6 +187,7 @@ impl From<ExecOutput> for BindingExecResult {
             stdout: o.stdout.into(),
             stderr: o.stderr.into(),
             truncated: o.truncated,
+            oom_killed: o.oom_killed,
         }
     }
 }

@@ -49,6 +49,11 @@ export function holdersSummary(c: Colours, holders: Holder[]): string {
   return `${holders.length} (${parts.map((l) => `${counts[l]} ${liveness(c, l)}`).join(', ')})`;
 }
 
+/** A death in a few words: `(oom-killed, exit 137)`, `(exited, exit 3)`, `(removed-outside)`. */
+export function deathWord(d: NonNullable<SessionListing['death']>): string {
+  return d.exitCode === null ? `(${d.cause})` : `(${d.cause}, exit ${d.exitCode})`;
+}
+
 /** `expiresAt` (ms since the epoch) when the API reports one (session lifetimes), else null. */
 export function expiresAt(s: object): number | null {
   const v = (s as { expiresAt?: unknown }).expiresAt;
@@ -80,6 +85,7 @@ export function sessionJson(s: SessionListing, now = Date.now()): Record<string,
     ports: s.ports,
     expiresAt: expiresAt(s),
     lifecycle: s.lifecycle,
+    death: s.death ?? null,
     expired: isExpired(s, now),
   };
 }

@@ -13,6 +13,7 @@ import { PermissionDeniedError } from './permission-denied-error';
 import { FileTooLargeError } from './file-too-large-error';
 import { SessionBusyError } from './session-busy-error';
 import { SessionExistsError } from './session-exists-error';
+import { SessionDeadError } from './session-dead-error';
 import { SessionIncompleteError } from './session-incomplete-error';
 import { SessionNotFoundError } from './session-not-found-error';
 import { SetupFailedError } from './setup-failed-error';
@@ -41,6 +42,7 @@ const CLASSES: Record<ErrorCode, Subclass> = {
   E_FOREIGN_CONTAINER: ForeignContainerError,
   E_SESSION_BUSY: SessionBusyError,
   E_SESSION_INCOMPLETE: SessionIncompleteError,
+  E_SESSION_DEAD: SessionDeadError,
   E_SPEC_DRIFT: SpecDriftError,
   E_VERIFY_FAILED: VerifyFailedError,
   E_IMAGE_NOT_FOUND: ImageNotFoundError,

@@ -15,6 +15,7 @@ export { PermissionDeniedError, type PermissionDeniedDetails } from './permissio
 export { NoSpaceError, type NoSpaceDetails } from './no-space-error';
 export { SessionBusyError, type SessionBusyDetails } from './session-busy-error';
 export { SessionExistsError, type SessionExistsDetails } from './session-exists-error';
+export { SessionDeadError, type SessionDeadDetails } from './session-dead-error';
 export { SessionIncompleteError, type SessionIncompleteDetails } from './session-incomplete-error';
 export { SessionNotFoundError, type SessionNotFoundDetails } from './session-not-found-error';
 export { SetupFailedError, type SetupFailedDetails } from './setup-failed-error';

@@ -11,6 +11,7 @@ import type { NativeBindingError } from './native-binding-error';
 import type { NoSpaceError } from './no-space-error';
 import type { PermissionDeniedError } from './permission-denied-error';
 import type { SessionBusyError } from './session-busy-error';
+import type { SessionDeadError } from './session-dead-error';
 import type { SessionExistsError } from './session-exists-error';
 import type { SessionIncompleteError } from './session-incomplete-error';
 import type { SessionNotFoundError } from './session-not-found-error';
@@ -52,6 +53,7 @@ export type KnownBerthError =
   | NoSpaceError
   | PermissionDeniedError
   | SessionBusyError
+  | SessionDeadError
   | SessionExistsError
   | SessionIncompleteError
   | SessionNotFoundError

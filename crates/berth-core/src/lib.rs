@@ -85,6 +85,7 @@ pub use lifecycle::recreate::RecreateSpec;
 pub use lifecycle::resume::ResumeSpec;
 pub use lifecycle::templates::{Prune as TemplatePrune, Removal as TemplateRemoval, Template};
 pub use lifecycle::verify::VerifySpec;
+pub use model::death::Death;
 pub use model::drift::{DriftSpec, OnDrift, ResumeFields};
 pub use model::findings::{Finding, Kind as FindingKind};
 pub use model::identity::{liveness, Liveness, Owner};

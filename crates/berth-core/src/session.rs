@@ -24,6 +24,7 @@ use crate::model::spec::validate_port;
 use crate::ownership::hold;
 
 pub(crate) mod deadline_timer;
+mod death;
 pub(crate) mod keepalive;
 pub(crate) mod process_duty;
 mod timeout;
@@ -124,6 +125,8 @@ pub struct Session {
     file_access: std::sync::Mutex<FileAccess>,
     /// The command channels, opened on the first exec or spawn ([`crate::exec::channel`]).
     commands: CommandChannels,
+    /// The container's cgroup OOM kill count this handle saw last (see [`Session::exec`]).
+    oom_seen: std::sync::atomic::AtomicU64,
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
@@ -176,6 +179,7 @@ impl Session {
             channel: ChannelSlot::default(),
             file_access: std::sync::Mutex::new(FileAccess::User),
             commands: CommandChannels::default(),
+            oom_seen: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -420,6 +424,8 @@ impl Session {
     /// whose duty another process took over by a handover acts as adopted (one
     /// `GET /volumes?filters=...` first, as [`Session::remove`]).
     ///
+    /// `GET /containers/{id}/json` and `POST /volumes/create` (a stop record, so that the
+    /// stopped container is never reported as dead: see [`crate::ownership::stops`]), then
     /// `POST /containers/{id}/stop?t=<ceil(timeout_ms / 1000)>`. Adopted without `force`:
     /// no engine call, `not-owner`. An owner's stop of a session created with
     /// `removeAfterStopMs` arms this process's removal timer
@@ -462,6 +468,16 @@ impl Session {
         // Its commands are given up first, as by `remove()`: a spawn whose output nobody reads
         // would otherwise wait for a reader of a process the stop ends.
         self.commands.give_up();
+        // berth's own stop is recorded first, so that no reader takes it for a death.
+        if let Some(c) = crate::engine::container::inspect(engine, &self.id).await? {
+            let labels = c
+                .body
+                .config
+                .as_ref()
+                .and_then(|cfg| cfg.labels.clone())
+                .unwrap_or_default();
+            crate::ownership::stops::record(engine, &self.id, &labels).await?;
+        }
         Ok(
             match calls::stop_by_id(
                 engine,
@@ -495,16 +511,17 @@ impl Session {
     /// by a handover since (after one `GET /volumes?filters=...`, as [`Session::remove`]).
     /// After `remove()`: `E_SESSION_NOT_FOUND`.
     /// Errors: `E_INVALID_ARGUMENT` (see [`networks::set_policy`]), `E_SESSION_BUSY`,
-    /// `E_SESSION_NOT_FOUND`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn set_network_policy(
         &self,
         policy: NetworkPolicy,
         cancel: &CancellationToken,
     ) -> Result<()> {
         let engine = self.engine.within(cancel, "setNetworkPolicy");
-        engine
+        let r = engine
             .step(self.set_network_policy_within(&engine, policy))
-            .await
+            .await;
+        self.explained(&engine, r).await
     }
 
     async fn set_network_policy_within(
@@ -524,7 +541,7 @@ impl Session {
     /// [`crate::exec::channel`]), else as an engine exec; see [`exec::exec`].
     ///
     /// Errors: `E_INVALID_ARGUMENT` (argv or options, before any engine call),
-    /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id),
+    /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id), `E_SESSION_DEAD` (it died: see `session::death`),
     /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE` (operation
     /// `command channel`: the channel's helper died while the command ran),
     /// `E_ENGINE_UNAVAILABLE`.
@@ -535,7 +552,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<ExecOutput> {
         let channels = Some(&self.commands);
-        exec::exec_via(
+        let r = exec::exec_via(
             &self.engine,
             &self.id,
             &self.name,
@@ -545,7 +562,13 @@ impl Session {
             channels,
         )
         .await
-        .map_err(|e| self.gone_is_not_found(e))
+        .map_err(|e| self.gone_is_not_found(e));
+        let engine = self.engine.within(cancel, "exec");
+        let mut out = self.explained(&engine, r).await?;
+        if out.exit_code == 137 {
+            out.oom_killed = self.new_oom_kill(cancel).await;
+        }
+        Ok(out)
     }
 
     /// This handle's command channels ([`crate::exec::channel`]): a create's setup commands
@@ -575,12 +598,13 @@ impl Session {
     /// `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn working_directory(&self, cancel: &CancellationToken) -> Result<String> {
         let engine = self.engine.within(cancel, "workingDirectory");
-        let c = crate::engine::container::inspect(&engine, &self.id)
+        let found = crate::engine::container::inspect(&engine, &self.id)
             .await?
             .ok_or_else(|| Error::SessionNotFound {
                 session_id: self.session_id.clone(),
                 name: self.name.clone(),
-            })?;
+            });
+        let c = self.explained(&engine, found).await?;
         let dir = c
             .body
             .config
@@ -592,11 +616,11 @@ impl Session {
 
     /// The published host address of container port `port`/tcp; see [`ports::host_address`].
     /// Errors: `E_INVALID_ARGUMENT` (port out of range or not published),
-    /// `E_SESSION_NOT_FOUND`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn host_address(&self, port: i64, cancel: &CancellationToken) -> Result<String> {
         let port = validate_port("port", port)?;
         let engine = self.engine.within(cancel, "hostAddress");
-        engine
+        let r = engine
             .step(ports::host_address(
                 &engine,
                 &self.id,
@@ -604,7 +628,8 @@ impl Session {
                 &self.name,
                 port,
             ))
-            .await
+            .await;
+        self.explained(&engine, r).await
     }
 
     /// Starts `argv` and streams its output, over the command channel when it can (see
@@ -625,7 +650,8 @@ impl Session {
             None => Stdin::None,
         };
         let channels = Some(&self.commands);
-        stream::spawn_via(
+        let explain = self.engine.within(&cancel, "spawn");
+        let r = stream::spawn_via(
             &self.engine,
             &self.id,
             &self.name,
@@ -636,7 +662,8 @@ impl Session {
             channels,
         )
         .await
-        .map_err(|e| self.gone_is_not_found(e))
+        .map_err(|e| self.gone_is_not_found(e));
+        self.explained(&explain, r).await
     }
 
     fn target<'a>(&'a self, engine: &'a Engine) -> Target<'a> {
@@ -676,7 +703,7 @@ impl Session {
     /// `max_bytes` (`None`: no cap). `cancel` bounds the opening (later chunks are bounded by
     /// the reader's own cancel and the per-chunk timeout).
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
-    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
+    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn open_file(
         &self,
@@ -685,9 +712,10 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<Option<FileReader>> {
         let engine = self.engine.within(cancel, "openFile");
-        engine
+        let r = engine
             .step(self.open_within(&engine, path, max_bytes))
-            .await
+            .await;
+        self.explained(&engine, r).await
     }
 
     async fn open_within(
@@ -697,6 +725,8 @@ impl Session {
         max_bytes: Option<u64>,
     ) -> Result<Option<FileReader>> {
         files::normalize_path("path", path)?;
+        // The archive path works on a stopped container: a dead one is reported instead.
+        self.check_not_dead(engine).await?;
         let ctx = self.fs(engine).await?;
         files::open(
             self.target(engine),
@@ -717,7 +747,7 @@ impl Session {
     /// read, through [`files::open`].
     /// `cancel` aborts it at once (`E_ABORTED`), whatever the engine does.
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
-    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`,
+    /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn read_file(
         &self,
@@ -727,9 +757,10 @@ impl Session {
     ) -> Result<Option<Vec<u8>>> {
         let engine = self.engine.within(cancel, "readFile");
         let max_bytes = max_bytes.unwrap_or(files::DEFAULT_MAX_READ_BYTES);
-        engine
+        let r = engine
             .step(self.read_within(&engine, path, max_bytes, cancel))
-            .await
+            .await;
+        self.explained(&engine, r).await
     }
 
     async fn read_within(
@@ -765,7 +796,7 @@ impl Session {
     /// ([`files::no_space`]).
     /// Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory at `path`, a parent that
     /// is a file), `E_PERMISSION_DENIED`, `E_NO_SPACE` (a full filesystem: the old file is
-    /// intact), `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// intact), `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn write_file(
         &self,
         path: &str,
@@ -774,9 +805,10 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<()> {
         let engine = self.engine.within(cancel, "writeFile");
-        engine
+        let r = engine
             .step(self.write_within(&engine, path, data, mode, cancel))
-            .await
+            .await;
+        self.explained(&engine, r).await
     }
 
     async fn write_within(
@@ -815,6 +847,8 @@ impl Session {
                 Outcome::Fallback => {}
             }
         }
+        // The archive path works on a stopped container: a dead one is reported instead.
+        self.check_not_dead(engine).await?;
         let ctx = self.fs(engine).await?;
         files::write(self.target(engine), &ctx, path, data, mode, access, cancel).await
     }
@@ -825,6 +859,7 @@ impl Session {
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn commit_template(&self, key: &str, cancel: &CancellationToken) -> Result<String> {
         let engine = self.engine.within(cancel, "commitTemplate");
-        engine.step(templates::commit(&engine, &self.id, key)).await
+        let r = engine.step(templates::commit(&engine, &self.id, key)).await;
+        self.explained(&engine, r).await
     }
 }

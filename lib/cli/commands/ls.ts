@@ -5,7 +5,7 @@ import type { Colours } from '../colour';
 import { contextOf } from '../context';
 import { age, expiry, ports, state } from '../format';
 import { withProgress } from '../progress';
-import { dutyHolder, expiresAt, holdersSummary, processWord, sessionJson } from '../session-view';
+import { deathWord, dutyHolder, expiresAt, holdersSummary, processWord, sessionJson } from '../session-view';
 import { renderTable, shorten, type Column } from '../table';
 
 /** Session ids longer than this are shortened in the table (`head…tail`) unless `--wide`; a UUID fits. */
@@ -94,6 +94,7 @@ export function renderSessions(
  */
 function stateCell(c: Colours, s: SessionListing): string {
   const life = s.lifecycle;
+  if (s.death) return `${state(c, s.state)} ${c.red(deathWord(s.death))}${life === 'expired' || life === 'orphan' ? ` ${c.red(life)}` : ''}`;
   if (life === 'parked') return `${state(c, s.state)} ${c.yellow('parked')}`;
   if (life === 'expired' || life === 'orphan') return `${state(c, s.state)} ${c.red(life)}`;
   return state(c, s.state);

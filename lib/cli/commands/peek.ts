@@ -34,6 +34,9 @@ function pairsOf(c: Colours, s: SessionListing, now: number): [string, string][]
     ['id', s.id],
     ['managed', yesNo(s.managed)],
     ['state', s.rawState === s.state ? state(c, s.state) : `${state(c, s.state)} (engine: ${s.rawState})`],
+    ...(s.death
+      ? [['died', `${c.red(s.death.cause)}${s.death.exitCode === null ? '' : `, exit code ${s.death.exitCode}`}${s.death.finishedAt ? ` at ${s.death.finishedAt}` : ''}`] as [string, string]]
+      : []),
     ['ready', s.managed ? yesNo(s.ready) : '-'],
     ['lifecycle', s.lifecycle ?? '-'],
     ['image', s.image],

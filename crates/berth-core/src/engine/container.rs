@@ -223,6 +223,9 @@ pub(crate) struct Facts {
     /// `State.FinishedAt` as the engine reports it (RFC 3339; the zero time or empty when it
     /// never stopped).
     pub finished_at: String,
+    /// How it ended: `State.OOMKilled`, `State.ExitCode`, `State.StartedAt` (with `state`
+    /// and `finished_at`), for [`crate::model::death::classify`].
+    pub end: crate::model::death::EndState,
     /// berth's labels, when managed.
     pub managed: Option<ManagedLabels>,
     /// Published ports: `"8080/tcp"` -> `"127.0.0.1:49153"` (first binding of each).
@@ -275,6 +278,21 @@ impl Facts {
                 .as_ref()
                 .and_then(|s| s.finished_at.clone())
                 .unwrap_or_default(),
+            end: crate::model::death::EndState {
+                state: state.to_string(),
+                oom_killed: c.state.as_ref().and_then(|s| s.oom_killed).unwrap_or(false),
+                exit_code: c.state.as_ref().and_then(|s| s.exit_code).unwrap_or(0),
+                started_at: c
+                    .state
+                    .as_ref()
+                    .and_then(|s| s.started_at.clone())
+                    .unwrap_or_default(),
+                finished_at: c
+                    .state
+                    .as_ref()
+                    .and_then(|s| s.finished_at.clone())
+                    .unwrap_or_default(),
+            },
             managed: labels::decode(label_map),
             ports,
         }

@@ -87,6 +87,10 @@ pub struct ExecOutput {
     /// Whether output went past `max_buffer_bytes` (both streams together) or the
     /// process-wide [`budget`] and was cut.
     pub truncated: bool,
+    /// Whether the memory limit's OOM killer ended it: exit code 137 and the container's
+    /// cgroup counted a new OOM kill (set by `Session::exec` only; see
+    /// `docs/design.md#cause-of-death`).
+    pub oom_killed: bool,
 }
 
 /// Runs `argv` in container `id` (named `name`, for messages) and buffers its output.

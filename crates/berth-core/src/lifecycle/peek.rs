@@ -48,6 +48,10 @@ pub struct PeekResult {
     /// reap removes it), `orphan` (owner dead, no live holder, no lifetime: the next reap
     /// removes it); `None` for an unmanaged container (see [`crate::ownership::holders::lifecycle`]).
     pub lifecycle: Option<&'static str>,
+    /// Why a managed session's container is not running when berth did not stop it (cause,
+    /// exit code, time; no log tail: that is `E_SESSION_DEAD`'s), `None` otherwise (see
+    /// [`crate::model::death::classify`]).
+    pub death: Option<crate::model::death::Death>,
     /// The expiry by `removeAfterStopMs` alone, for [`PeekResult::with_deadline`].
     stop_expiry: Option<u64>,
 }
@@ -87,6 +91,7 @@ impl PeekResult {
             expires_at: stop_expiry,
             stop_expiry,
             lifecycle: None,
+            death: None,
             owner: f.owner().cloned(),
             session_id: f.managed.as_ref().map(|m| m.session_id.clone()),
             managed: f.managed.is_some(),
@@ -114,8 +119,14 @@ impl PeekResult {
             let v = verdict(recs.ready, f.owner(), &recs.holds, pending, &liveness);
             lifecycle(expired, v)
         });
+        let death = f
+            .managed
+            .is_some()
+            .then(|| crate::model::death::classify(&f.end, recs.own_stops()))
+            .flatten();
         PeekResult {
             lifecycle,
+            death,
             ..PeekResult::from_facts(engine, f, recs.ready).with_deadline(recs.deadline_ms())
         }
     }

@@ -66,6 +66,19 @@ pub enum Error {
         /// The container name looked up.
         name: String,
     },
+    /// `E_SESSION_DEAD`: the session's container is not running (or is gone) and berth did not
+    /// stop or remove it; `death` says why (see `docs/design.md#cause-of-death`).
+    #[error("session `{session_id}` (container `{name}`) is dead: {}{}", .death.cause, .death.exit_code.map(|c| format!(" (exit code {c})")).unwrap_or_default())]
+    SessionDead {
+        /// The session id.
+        session_id: String,
+        /// The container name.
+        name: String,
+        /// The container id.
+        id: String,
+        /// The cause, exit code, time and log tail.
+        death: crate::model::death::Death,
+    },
     /// `E_FOREIGN_CONTAINER`: a container under the derived name that berth does not manage for this session.
     #[error("container `{name}` is not a berth session `{session_id}`: {reason}")]
     ForeignContainer {
@@ -274,6 +287,7 @@ impl Error {
             Error::SessionExists { .. } => "E_SESSION_EXISTS",
             Error::SessionNotFound { .. } => "E_SESSION_NOT_FOUND",
             Error::SessionExpired { .. } => "E_SESSION_NOT_FOUND",
+            Error::SessionDead { .. } => "E_SESSION_DEAD",
             Error::ForeignContainer { .. } => "E_FOREIGN_CONTAINER",
             Error::SessionBusy { .. } => "E_SESSION_BUSY",
             Error::SessionIncomplete { .. } => "E_SESSION_INCOMPLETE",
@@ -392,6 +406,19 @@ impl Error {
                 d.insert("sessionId".into(), json!(session_id));
                 d.insert("name".into(), json!(name));
                 d.insert("reason".into(), json!(crate::model::lifetime::EXPIRED));
+            }
+            Error::SessionDead {
+                session_id,
+                name,
+                id,
+                death,
+            } => {
+                d.insert("sessionId".into(), json!(session_id));
+                d.insert("name".into(), json!(name));
+                d.insert("id".into(), json!(id));
+                if let Value::Object(m) = death.to_json() {
+                    d.extend(m);
+                }
             }
             Error::ForeignContainer {
                 session_id,

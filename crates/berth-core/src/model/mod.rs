@@ -1,6 +1,7 @@
 //! Model: berth's data and rules (errors, specs, naming, labels, identity, findings, drift).
 //! Never an engine call; imports nothing from the other folders.
 
+pub mod death;
 pub mod drift;
 pub mod errors;
 pub mod findings;

@@ -11,3 +11,4 @@ pub mod records;
 pub mod removal;
 pub mod replaced;
 pub mod replacement;
+pub mod stops;

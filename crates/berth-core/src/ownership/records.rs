@@ -182,12 +182,23 @@ pub(crate) struct ContainerRecords {
     /// The current deadline record, `(generation, ms since the epoch)` (see
     /// [`crate::ownership::deadlines`]).
     pub deadline: Option<(u64, u64)>,
+    /// When berth last asked the engine to stop the container, in ms since the epoch (see
+    /// [`crate::ownership::stops`]).
+    pub stopped_at: Option<u64>,
 }
 
 impl ContainerRecords {
     /// The current deadline, in ms since the epoch.
     pub fn deadline_ms(&self) -> Option<u64> {
         self.deadline.map(|(_, d)| d)
+    }
+
+    /// berth's own stops of the container, for [`crate::model::death::classify`].
+    pub fn own_stops(&self) -> crate::model::death::OwnStops {
+        crate::model::death::OwnStops {
+            stop_recorded_ms: self.stopped_at,
+            deadline_ms: self.deadline_ms(),
+        }
     }
 }
 
@@ -208,6 +219,8 @@ pub(crate) fn group(
             if entry.deadline.is_none_or(|(g, _)| g < d.0) {
                 entry.deadline = Some(d);
             }
+        } else if let Some(at) = crate::ownership::stops::decode(&name, &labels, &id) {
+            entry.stopped_at = entry.stopped_at.max(Some(at));
         } else if let Some(r) = holders::decode(&name, &labels) {
             entry.holds.push(r);
         }

@@ -1,0 +1,133 @@
+//! Cause of death on a handle: when a call fails (or would act on a stopped container) and
+//! the container is not running although berth did not stop it, the call reports
+//! `E_SESSION_DEAD` with the cause (see `docs/design.md#cause-of-death`).
+
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::connection::Engine;
+use crate::engine::container::{inspect, Facts};
+use crate::engine::logs;
+use crate::model::death::{self, Death};
+use crate::model::errors::{Error, Result};
+use crate::ownership::records;
+use crate::session::Session;
+
+/// How long reading the cgroup's OOM count may take, in milliseconds.
+const OOM_READ_TIMEOUT_MS: u64 = 10_000;
+/// At most this many bytes of the cgroup file are read (it is a few short lines).
+const OOM_READ_MAX_BYTES: usize = 4096;
+
+impl Session {
+    /// Why this session's container is dead, or `None` when it is not: it runs (or is
+    /// paused), berth stopped or removed it, or it never started.
+    ///
+    /// `GET /containers/{id}/json`; when it is not running (or gone), `GET /volumes?filters=...`
+    /// (its records: berth's stops, its deadline, readiness); for a dead one
+    /// `GET /containers/{id}/logs?tail=100` (at most [`logs::LOG_TAIL_BYTES`] kept).
+    /// A gone container counts as removed outside berth only while its records are still
+    /// there (berth removes them right after the container).
+    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
+    pub(crate) async fn death(&self, engine: &Engine) -> Result<Option<Death>> {
+        let Some(c) = inspect(engine, &self.id).await? else {
+            if self.state.lock().await.is_done() {
+                return Ok(None);
+            }
+            let recs = records::of_container(engine, &self.id).await?;
+            return Ok(recs.ready.then(Death::removed_outside));
+        };
+        let f = Facts::from_inspect(&c);
+        if !matches!(f.state, "exited" | "dead") {
+            return Ok(None);
+        }
+        let recs = records::of_container(engine, &self.id).await?;
+        let Some(mut d) = death::classify(&f.end, recs.own_stops()) else {
+            return Ok(None);
+        };
+        d.log_tail = logs::tail(engine, &self.id).await;
+        Ok(Some(d))
+    }
+
+    /// `E_SESSION_DEAD` for `death`.
+    pub(crate) fn dead(&self, death: Death) -> Error {
+        Error::SessionDead {
+            session_id: self.session_id.clone(),
+            name: self.name.clone(),
+            id: self.id.clone(),
+            death,
+        }
+    }
+
+    /// `Err(E_SESSION_DEAD)` when the container is dead (see [`Session::death`]), else `Ok`.
+    /// Errors: also those of [`Session::death`].
+    pub(crate) async fn check_not_dead(&self, engine: &Engine) -> Result<()> {
+        match self.death(engine).await? {
+            Some(d) => Err(self.dead(d)),
+            None => Ok(()),
+        }
+    }
+
+    /// The error a failed call reports: `E_SESSION_DEAD` when the failure is the engine's
+    /// (`E_ENGINE`, `E_SESSION_NOT_FOUND`) and the container turns out dead, else `e`
+    /// itself (also when finding out fails: the first error is never replaced by a second).
+    pub(crate) async fn explain(&self, engine: &Engine, e: Error) -> Error {
+        if !matches!(
+            e.first(),
+            Error::Engine { .. } | Error::SessionNotFound { .. }
+        ) {
+            return e;
+        }
+        match self.death(engine).await {
+            Ok(Some(d)) => self.dead(d),
+            _ => e,
+        }
+    }
+
+    /// Whether the container's cgroup counted an OOM kill since this handle last looked (the
+    /// count starts at 0 for a new handle), after a command exited 137. One command over the
+    /// session's command channel (else one engine exec): `cat` of `memory.events` (cgroup v2)
+    /// or `memory/memory.oom_control` (cgroup v1) under `/sys/fs/cgroup`, the kernel's files
+    /// for the container's own cgroup; at most [`OOM_READ_MAX_BYTES`] read, within
+    /// [`OOM_READ_TIMEOUT_MS`] and `cancel`. Best effort: `false` when it cannot be read.
+    pub(crate) async fn new_oom_kill(&self, cancel: &CancellationToken) -> bool {
+        let argv: Vec<String> = [
+            "sh",
+            "-c",
+            "cat /sys/fs/cgroup/memory.events 2>/dev/null || cat /sys/fs/cgroup/memory/memory.oom_control",
+        ]
+        .map(String::from)
+        .to_vec();
+        let opts = crate::exec::ExecOptions {
+            timeout_ms: Some(OOM_READ_TIMEOUT_MS),
+            max_buffer_bytes: Some(OOM_READ_MAX_BYTES),
+            ..Default::default()
+        };
+        let Ok(out) = crate::exec::exec_via(
+            &self.engine,
+            &self.id,
+            &self.name,
+            &argv,
+            &opts,
+            cancel,
+            Some(self.commands()),
+        )
+        .await
+        else {
+            return false;
+        };
+        let Some(count) = death::oom_kill_count(&String::from_utf8_lossy(&out.stdout)) else {
+            return false;
+        };
+        let seen = self
+            .oom_seen
+            .fetch_max(count, std::sync::atomic::Ordering::SeqCst);
+        count > seen
+    }
+
+    /// `r`, with its error explained by [`Session::explain`].
+    pub(crate) async fn explained<T>(&self, engine: &Engine, r: Result<T>) -> Result<T> {
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.explain(engine, e).await),
+        }
+    }
+}
