@@ -110,7 +110,11 @@ pub fn write(req: &WriteRequest) -> WriteReply {
         return fail;
     }
     let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
-    let mut temp = if dir == b"/" { Vec::new() } else { dir.to_vec() };
+    let mut temp = if dir == b"/" {
+        Vec::new()
+    } else {
+        dir.to_vec()
+    };
     temp.extend_from_slice(format!("/.berth-tmp-{}-{n}", std::process::id()).as_bytes());
     let Some(temp_c) = cstr(&temp) else {
         return fail;
@@ -155,11 +159,7 @@ pub fn write(req: &WriteRequest) -> WriteReply {
     let chmod = unsafe { libc::fchmod(fd_of(&file), mode as libc::mode_t) };
     drop(file);
     let renamed = chmod == 0
-        && std::fs::rename(
-            OsStr::from_bytes(&temp),
-            OsStr::from_bytes(&req.path),
-        )
-        .is_ok();
+        && std::fs::rename(OsStr::from_bytes(&temp), OsStr::from_bytes(&req.path)).is_ok();
     if !renamed {
         // A mount point (`EBUSY`), a directory swapped in meanwhile, ...: the host's other
         // paths handle it.
@@ -193,7 +193,8 @@ mod tests {
         let f = root.join("a/b/file");
         assert_eq!(write(&req(&f, KEEP_MODE, b"one")).status, WriteStatus::Ok);
         assert_eq!(std::fs::read(&f).unwrap(), b"one");
-        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let mode =
+            |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode(&f), 0o644);
         assert_eq!(mode(&root.join("a/b")), 0o755);
         assert_eq!(write(&req(&f, 0o600, b"two")), reply(WriteStatus::Ok, 3));
@@ -201,13 +202,22 @@ mod tests {
         assert_eq!(write(&req(&f, KEEP_MODE, b"three")).status, WriteStatus::Ok);
         assert_eq!(mode(&f), 0o600);
         assert_eq!(std::fs::read(&f).unwrap(), b"three");
-        assert_eq!(write(&req(&root.join("a"), KEEP_MODE, b"x")).status, WriteStatus::IsDir);
+        assert_eq!(
+            write(&req(&root.join("a"), KEEP_MODE, b"x")).status,
+            WriteStatus::IsDir
+        );
         // A symbolic link is not written through here (the host's other path does it).
         let link = root.join("link");
         std::os::unix::fs::symlink(&f, &link).unwrap();
-        assert_eq!(write(&req(&link, KEEP_MODE, b"x")).status, WriteStatus::Fail);
+        assert_eq!(
+            write(&req(&link, KEEP_MODE, b"x")).status,
+            WriteStatus::Fail
+        );
         // A parent that is a file.
-        assert_eq!(write(&req(&f.join("x"), KEEP_MODE, b"x")).status, WriteStatus::Fail);
+        assert_eq!(
+            write(&req(&f.join("x"), KEEP_MODE, b"x")).status,
+            WriteStatus::Fail
+        );
         let left: Vec<_> = std::fs::read_dir(root.join("a/b")).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file is left");
         std::fs::remove_dir_all(&root).unwrap();

@@ -12,7 +12,6 @@ use crate::engine::networks::{self, NetworkPolicy};
 use crate::engine::ports;
 use crate::engine::templates;
 use crate::exec::channel::{self, CommandChannels};
-use berth_agent::protocol::WriteStatus;
 use crate::exec::stream::{self, ExecProcess, Stdin};
 use crate::exec::{self, ExecOptions, ExecOutput};
 use crate::files::channel::slot::ChannelSlot;
@@ -23,6 +22,7 @@ use crate::model::errors::{Error, Result};
 use crate::model::identity::Owner;
 use crate::model::spec::validate_port;
 use crate::ownership::hold;
+use berth_agent::protocol::WriteStatus;
 
 pub(crate) mod deadline_timer;
 pub(crate) mod keepalive;
