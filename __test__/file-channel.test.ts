@@ -1,8 +1,10 @@
 // The file channel: small readFile/writeFile calls travel over one long-lived exec of `sh` per
 // session; whatever it cannot do (a path the user may not write, an image without sh, a
-// broken channel, a large file) takes the archive path with the same results.
+// broken channel, a large file) takes the archive path with the same results. Writes go over
+// the command helper first (helper-writes.test.ts): the cases here that test the shell
+// channel's writes turn the helper off (`BERTH_COMMAND_CHANNEL=0`, read by berth per call).
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { AbortedError, createSession, InvalidArgumentError } from '../index.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { execIn } from './helpers/engine-http.mjs';
@@ -25,7 +27,11 @@ async function statIn(id: string, path: string): Promise<string> {
 }
 
 describe.skipIf(!engineAvailable())('file channel', () => {
+  beforeAll(() => {
+    process.env.BERTH_COMMAND_CHANNEL = '0';
+  });
   afterAll(async () => {
+    delete process.env.BERTH_COMMAND_CHANNEL;
     await expectNoLeaks();
   });
 

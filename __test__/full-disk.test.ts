@@ -1,9 +1,10 @@
 // Writes on a full filesystem (issue 21, part 2): a 256 KiB tmpfs mounted on the host and
 // bind-mounted into the sessions at /data is filled, then every write path is tried with every
-// size class: tiny (the file channel), one that fits partly (on the channel, and over it:
-// the archive path for root and `files: 'engine'`, the as-the-user exec for uid 1000, the
-// root exec fallback for a read-only root filesystem), one
-// larger than the disk, and a stream (spooled, never the channel), plus the harness provider's
+// size class: tiny and one that fits partly (written by the command helper, or by the shell
+// file channel where no helper runs: the read-only root filesystem), one larger than the disk
+// and past the helper's 1 MiB (the archive path for root and `files: 'engine'`, the as-the-user
+// exec for uid 1000, the root exec fallback for a read-only root filesystem), and a stream
+// (spooled on the host first), plus the harness provider's
 // writeTextFile / writeFile. Each rejects with E_NO_SPACE (`details.errno: 'ENOSPC'`), the old
 // content is intact and no temporary file is left. Needs root on the host (mount).
 import { execFileSync } from 'node:child_process';
@@ -31,7 +32,8 @@ const sizes = {
   partOnChannel: 'c'.repeat(12 * 1024),
   // Past the channel (archive path / as-the-user exec), larger than the gap.
   partOffChannel: 'o'.repeat(40 * 1024),
-  largerThanDisk: 'L'.repeat(DISK + 64 * 1024),
+  // Past the command helper's 1 MiB too: the engine's paths.
+  largerThanDisk: 'L'.repeat(1024 * 1024 + 64 * 1024),
 };
 
 function iterable(data: string): AsyncIterable<Uint8Array> {
@@ -141,7 +143,7 @@ describe.skipIf(!engineAvailable() || !isRoot)('writes on a full filesystem', ()
         expect(readFileSync(host, 'utf8'), what).toBe('old content\n');
         expect(await tempFiles(), what).toEqual([]);
       }
-      // A stream (spooled on the host, never the channel) of one that fits partly.
+      // A stream of one that fits partly (spooled on the host, then written like a buffered write).
       fill(GAP);
       await expectBerthError(session.writeFileStream(file, iterable(sizes.partOffChannel)), NoSpaceError);
       expect(readFileSync(host, 'utf8')).toBe('old content\n');

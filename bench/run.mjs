@@ -28,6 +28,7 @@ import { agentTurnSuite } from './suites/agent-turn.mjs';
 import { profileTurns } from './suites/profile.mjs';
 import { concurrencySuite, eventLoopSuite, rssSuite } from './suites/load.mjs';
 import { runSuite, runTailSuite, harnessSession } from './suites/run.mjs';
+import { writeSuite } from './suites/write.mjs';
 import { eventLoopRunsSuite, rssRunsSuite, spawnOutputSuite } from './suites/run-load.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 
@@ -41,6 +42,7 @@ const SUITES = {
   exec: 'exec of `true` (berth, dockerode, docker CLI, the same raw requests)',
   remove: 'remove',
   run: 'one command: harness `run` of `true` vs session.exec vs the raw 3-request exec vs docker exec',
+  write: 'a 4 KiB harness writeTextFile vs a harness `run` of `true` (same session)',
   'run-tail': 'one command alone: 2,000 harness `run`s of `true` in a row (its p99 over its median)',
   turn: 'agent turn (20 files, 20 runs): harness provider vs the CLI backend',
   turn200: 'agent turn (20 files, 200 runs): harness provider vs the CLI backend',
@@ -78,6 +80,7 @@ const PLANS = {
     exec: { warmup: 5, rounds: 10, perRound: 10 },
     remove: { warmup: 1, rounds: 8, perRound: 2 },
     run: { warmup: 5, rounds: 10, perRound: 20 },
+    write: { warmup: 5, rounds: 10, perRound: 20 },
     runTail: { warmup: 50, count: 2000 },
     turn: { warmup: 1, rounds: 5, perRound: 1 },
     workload: { files: 20, runs: 20 },
@@ -101,6 +104,7 @@ const PLANS = {
     exec: { warmup: 1, rounds: 2, perRound: 2 },
     remove: { warmup: 0, rounds: 1, perRound: 1 },
     run: { warmup: 1, rounds: 2, perRound: 5 },
+    write: { warmup: 1, rounds: 2, perRound: 5 },
     runTail: { warmup: 5, count: 50 },
     turn: { warmup: 0, rounds: 1, perRound: 1 },
     workload: { files: 3, runs: 3 },
@@ -192,6 +196,7 @@ async function main() {
     await step('exec', async () => (results.timings.exec = await execSuite(ctx, plan.exec)));
     await step('remove', async () => (results.timings.remove = await removeSuite(ctx, plan.remove)));
     await step('run', async () => (results.timings.run = await runSuite(ctx, plan.run)));
+    await step('write', async () => (results.timings.write = await writeSuite(ctx, plan.write)));
     await step('run-tail', async () => (results.runTail = await runTailSuite(ctx, plan.runTail)));
     await step('turn', async () => (results.timings.turn = await agentTurnSuite(ctx, plan.turn, plan.workload)));
     await step('turn200', async () => (results.timings.turn200 = await agentTurnSuite(ctx, plan.turn200, plan.workload200)));

@@ -13,3 +13,9 @@ export const TURN_CONTENDERS = {
   berth: 'berth (harness provider)',
   cli: 'docker CLI backend',
 };
+
+/** The file-write suite's contenders (`--only write`). */
+export const WRITE_CONTENDERS = {
+  write: 'berth harness writeTextFile 4 KiB',
+  run: 'berth harness run `true`',
+};

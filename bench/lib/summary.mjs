@@ -14,6 +14,7 @@ export function timingSections(results) {
     ['exec `true`', t.exec],
     ['remove', t.remove],
     ['one command (`true`)', t.run],
+    ['4 KiB file write vs one command', t.write],
     [`agent turn (${w.workload?.files} files, ${w.workload?.runs} runs)`, t.turn],
     [`agent turn (${w.workload200?.files} files, ${w.workload200?.runs} runs)`, t.turn200],
   ].filter(([, r]) => r);

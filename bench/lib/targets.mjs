@@ -1,7 +1,7 @@
 // The targets, checked against this run's figures (reported, never asserted). Each target says
 // its goal as text and as a number (`limit`, in `unit`, `better` lower or higher), so that the
 // chart can draw the measured value beside the goal.
-import { RUN_CONTENDERS, TURN_CONTENDERS } from './names.mjs';
+import { RUN_CONTENDERS, TURN_CONTENDERS, WRITE_CONTENDERS } from './names.mjs';
 
 const find = (rs, pred) => rs?.find(pred);
 const isBerth = (r) => r.name.startsWith('berth');
@@ -69,6 +69,14 @@ export function evaluateTargets(results) {
     const alone = results.runTail ? `, ${tail.n} runs in a row` : `, n ${tail.n}`;
     ratioTarget('`run` of `true`: p99 vs its median', tail.p99 / tail.median, '<', 3,
       `${x(tail.p99 / tail.median)} (p99 ${fmtMs(tail.p99)} ms over ${fmtMs(tail.median)} ms${alone})`);
+  }
+
+  // A 4 KiB file write against a command on the same session.
+  const write = find(t.write, byName(WRITE_CONTENDERS.write));
+  const run = find(t.write, byName(WRITE_CONTENDERS.run));
+  if (write && run) {
+    ratioTarget('4 KiB `writeFile` vs `run` of `true`', write.median / run.median, '≤', 1.5,
+      `${x(write.median / run.median)} (${fmtMs(write.median)} vs ${fmtMs(run.median)} ms)`);
   }
 
   // Agent turns against the CLI backend: speed-up = CLI median / berth median.

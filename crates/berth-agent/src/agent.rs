@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::child::{self, Child};
-use berth_agent::protocol::{self as p, Request};
+use berth_agent::protocol::{self as p, Request, WriteRequest};
 
 /// How long a command's pipes may stay open after it exited (a background process holding
 /// them): then they are cut and the command's `EXIT` sent.
@@ -202,6 +202,16 @@ impl Agent {
                         pipe.credit += n;
                     }
                 }
+            }
+            p::WRITE => {
+                if f.id == 0 || self.children.contains_key(&f.id) {
+                    return self.send(f.id, p::ERROR, b"stream id in use");
+                }
+                let Some(req) = WriteRequest::decode(&f.payload) else {
+                    return self.send(f.id, p::ERROR, b"malformed WRITE");
+                };
+                let done = crate::write::write(&req);
+                self.send(f.id, p::WRITTEN, &done.encode());
             }
             p::KILL => {
                 if let Some(c) = self.children.get_mut(&f.id) {

@@ -2,7 +2,8 @@
 //! per user. It reads request frames on stdin and writes reply frames on stdout (see
 //! `berth_agent::protocol`), runs several commands at once, each in a session of its own with
 //! its `BERTH_EXEC_ID` marker, and reads a command's output only as far as the host granted
-//! credit, so a slow reader holds the command back instead of filling memory.
+//! credit, so a slow reader holds the command back instead of filling memory. It also writes
+//! small files atomically for the host (`WRITE`), as its own user, in the same loop.
 //!
 //! One thread and `poll(2)`: stdin, a self-pipe woken by `SIGCHLD` (children are reaped with
 //! `waitpid`), and each command's pipes. When stdin ends (berth went away) the helper exits;
@@ -15,6 +16,8 @@
 mod agent;
 #[cfg(target_os = "linux")]
 mod child;
+#[cfg(target_os = "linux")]
+mod write;
 
 #[cfg(target_os = "linux")]
 fn main() {

@@ -5,13 +5,15 @@
 //! Host to helper: `START` (payload: [`Request::encode`]), `STDIN` (bytes for the command's
 //! stdin), `STDIN_END` (close it), `CREDIT` (`[u8 which][u32 bytes]`: the host took that many
 //! bytes of the stream, the helper may read that many more), `KILL` (SIGKILL to the command's
-//! process group; its later output is read and dropped).
+//! process group; its later output is read and dropped), `WRITE` (payload:
+//! [`WriteRequest::encode`]: write a file atomically, see [`WriteRequest`]).
 //!
 //! Helper to host: `HELLO` (payload [`MAGIC`]), `STARTED`, `FALLBACK` (the helper could not
 //! start the command, the payload says why: the host runs it through the engine instead),
 //! `STDOUT`/`STDERR` (output bytes, never more than the stream's credit), `END` (`[u8 which]`:
 //! that stream ended), `EXIT` (`[i32 code]`, after both `END`s: the exit status, or 128 + the
-//! signal number), `ERROR` (a protocol error; on id 0 the helper exits).
+//! signal number), `WRITTEN` (the one answer to a `WRITE`: `[u8 status][u64 bytes written]`,
+//! see [`WriteReply`]), `ERROR` (a protocol error; on id 0 the helper exits).
 
 /// Payload of the helper's `HELLO`: names the protocol and its version.
 pub const MAGIC: &[u8] = b"berth-agent/1";
@@ -35,6 +37,8 @@ pub const STDIN_END: u8 = 3;
 pub const CREDIT: u8 = 4;
 /// Host to helper: kill the command's process group and drop its output.
 pub const KILL: u8 = 5;
+/// Host to helper: write a file atomically ([`WriteRequest`]).
+pub const WRITE: u8 = 6;
 
 /// Helper to host: the helper runs and speaks this protocol.
 pub const HELLO: u8 = 16;
@@ -52,6 +56,14 @@ pub const END: u8 = 21;
 pub const EXIT: u8 = 22;
 /// Helper to host: a protocol error.
 pub const ERROR: u8 = 23;
+/// Helper to host: the answer to a `WRITE` ([`WriteReply`]).
+pub const WRITTEN: u8 = 24;
+
+/// Largest file a `WRITE` carries, in bytes (1 MiB): larger writes take the engine's archive
+/// path, which streams.
+pub const MAX_WRITE_BYTES: usize = 1024 * 1024;
+/// Bytes of a `WRITTEN` payload: `[u8 status][u64 bytes written]`.
+pub const WRITTEN_BYTES: usize = 9;
 
 /// `which` byte of `CREDIT` and `END`: stdout.
 pub const WHICH_STDOUT: u8 = 1;
@@ -166,6 +178,102 @@ impl Request {
     }
 }
 
+/// `mode` of a [`WriteRequest`] that keeps an existing file's mode (0644 for a new file).
+pub const KEEP_MODE: u32 = u32::MAX;
+
+/// A file to write: what the `WRITE` payload carries. The helper writes `data` to a temporary
+/// name beside `path` (`.berth-tmp-<pid>-<n>`, created exclusively), checks its size, sets its
+/// mode and renames it over `path`, creating missing parents (0755). It runs as its channel's
+/// user, so the kernel decides what that user may write; an existing file it does not own (or
+/// whose group is not its own), a symbolic link, anything but a regular file, or a directory it
+/// may not write is [`WriteStatus::Fail`]: the host's other paths keep owner and group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteRequest {
+    /// Absolute, normalised path.
+    pub path: Vec<u8>,
+    /// Permission bits (at most 0o7777), or [`KEEP_MODE`].
+    pub mode: u32,
+    /// The file's bytes (at most [`MAX_WRITE_BYTES`]).
+    pub data: Vec<u8>,
+}
+
+impl WriteRequest {
+    /// The `WRITE` payload: path, `u32` mode, data (length-prefixed byte strings).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(12 + self.path.len() + self.data.len());
+        put(&mut out, &self.path);
+        out.extend_from_slice(&self.mode.to_le_bytes());
+        put(&mut out, &self.data);
+        out
+    }
+
+    /// Reads a `WRITE` payload; `None` when it is malformed (also: a relative or empty path,
+    /// a NUL in it, a mode over 0o7777 other than [`KEEP_MODE`], data over the limit).
+    pub fn decode(mut b: &[u8]) -> Option<WriteRequest> {
+        let path = take(&mut b)?;
+        let mode = take_u32(&mut b)?;
+        let data = take(&mut b)?;
+        let ok = b.is_empty()
+            && path.first() == Some(&b'/')
+            && path.len() > 1
+            && !path.contains(&0)
+            && (mode <= 0o7777 || mode == KEEP_MODE)
+            && data.len() <= MAX_WRITE_BYTES;
+        ok.then_some(WriteRequest { path, mode, data })
+    }
+}
+
+/// What a `WRITE` came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteStatus {
+    /// Written and renamed into place.
+    Ok = 1,
+    /// A directory is at the path; nothing written.
+    IsDir = 2,
+    /// The temporary file came out short (`ENOSPC`, `EDQUOT`, a short write): removed, the
+    /// old file untouched.
+    NoSpace = 3,
+    /// Anything else (a path the user may not write, a file it does not own, a mount point the
+    /// rename cannot replace): nothing changed; the host takes another path, which says why.
+    Fail = 4,
+}
+
+/// The `WRITTEN` payload: a status and how many bytes the temporary file held when it was
+/// checked (the host refuses an `Ok` whose count is not the size it sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteReply {
+    /// What happened.
+    pub status: WriteStatus,
+    /// Bytes in the temporary file when checked (0 when none was made).
+    pub written: u64,
+}
+
+impl WriteReply {
+    /// `[u8 status][u64 written]`.
+    pub fn encode(&self) -> [u8; WRITTEN_BYTES] {
+        let mut out = [0u8; WRITTEN_BYTES];
+        out[0] = self.status as u8;
+        out[1..].copy_from_slice(&self.written.to_le_bytes());
+        out
+    }
+
+    /// Reads a `WRITTEN` payload; `None` unless it is exactly [`WRITTEN_BYTES`] with a known status.
+    pub fn decode(b: &[u8]) -> Option<WriteReply> {
+        if b.len() != WRITTEN_BYTES {
+            return None;
+        }
+        let status = match b[0] {
+            1 => WriteStatus::Ok,
+            2 => WriteStatus::IsDir,
+            3 => WriteStatus::NoSpace,
+            4 => WriteStatus::Fail,
+            _ => return None,
+        };
+        let written = u64::from_le_bytes(b[1..].try_into().ok()?);
+        Some(WriteReply { status, written })
+    }
+}
+
 fn put(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
     out.extend_from_slice(bytes);
@@ -201,6 +309,52 @@ mod tests {
         let bytes = r.encode();
         assert_eq!(Request::decode(&bytes[..bytes.len() - 1]), None);
         assert_eq!(Request::decode(&[bytes.clone(), vec![0]].concat()), None);
+    }
+
+    #[test]
+    fn writes_round_trip_and_bad_ones_are_refused() {
+        let w = WriteRequest {
+            path: b"/tmp/a b".to_vec(),
+            mode: 0o640,
+            data: vec![0, b'\n', 0xff],
+        };
+        assert_eq!(WriteRequest::decode(&w.encode()), Some(w.clone()));
+        for bad in [
+            WriteRequest {
+                path: b"tmp/x".to_vec(),
+                ..w.clone()
+            },
+            WriteRequest {
+                path: b"/".to_vec(),
+                ..w.clone()
+            },
+            WriteRequest {
+                path: b"/a\0b".to_vec(),
+                ..w.clone()
+            },
+            WriteRequest {
+                mode: 0o10000,
+                ..w.clone()
+            },
+            WriteRequest {
+                data: vec![0; MAX_WRITE_BYTES + 1],
+                ..w.clone()
+            },
+        ] {
+            assert_eq!(WriteRequest::decode(&bad.encode()), None, "{bad:?}");
+        }
+        let keep = WriteRequest {
+            mode: KEEP_MODE,
+            ..w.clone()
+        };
+        assert_eq!(WriteRequest::decode(&keep.encode()), Some(keep));
+        let r = WriteReply {
+            status: WriteStatus::NoSpace,
+            written: 7,
+        };
+        assert_eq!(WriteReply::decode(&r.encode()), Some(r));
+        assert_eq!(WriteReply::decode(&[9, 0, 0, 0, 0, 0, 0, 0, 0]), None);
+        assert_eq!(WriteReply::decode(&r.encode()[..8]), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::engine::connection::Engine;
 use crate::engine::networks::{self, NetworkPolicy};
 use crate::engine::ports;
 use crate::engine::templates;
-use crate::exec::channel::CommandChannels;
+use crate::exec::channel::{self, CommandChannels};
 use crate::exec::stream::{self, ExecProcess, Stdin};
 use crate::exec::{self, ExecOptions, ExecOutput};
 use crate::files::channel::slot::ChannelSlot;
@@ -22,6 +22,7 @@ use crate::model::errors::{Error, Result};
 use crate::model::identity::Owner;
 use crate::model::spec::validate_port;
 use crate::ownership::hold;
+use berth_agent::protocol::WriteStatus;
 
 pub(crate) mod deadline_timer;
 mod death;
@@ -789,10 +790,11 @@ impl Session {
     }
 
     /// Writes a file atomically, as [`files::write`] describes (owner, mode, temporary name).
-    /// Files up to 16 KiB given as bytes go through the session's channel
-    /// ([`crate::files::channel`], as the container's user, also atomic) when the image can
-    /// run it and the user may write there and owns an existing file; anything else through
-    /// [`files::write`]. Every path checks what it wrote before the rename
+    /// Files up to 1 MiB given as bytes go through the container user's command channel
+    /// ([`channel::write_file`]: the helper writes it, as that user, also atomic, no engine
+    /// call) when the helper runs there and the user may write there and owns an existing file;
+    /// where no helper runs, files up to 16 KiB go through the session's shell file channel
+    /// ([`crate::files::channel`], the same rules); anything else through [`files::write`]. Every path checks what it wrote before the rename
     /// ([`files::no_space`]).
     /// Errors: `E_INVALID_ARGUMENT` (a bad path or mode, a directory at `path`, a parent that
     /// is a file), `E_PERMISSION_DENIED`, `E_NO_SPACE` (a full filesystem: the old file is
@@ -827,7 +829,46 @@ impl Session {
         } else {
             files::check_mode(mode, 0, access)?;
         }
+        let mut data = data;
+        if let Data::Spool(spool) = &mut data {
+            // A small stream (the harness provider's `writeFile`) goes over the helper too.
+            if spool.len() <= berth_agent::protocol::MAX_WRITE_BYTES as u64 {
+                use tokio::io::AsyncReadExt;
+                let mut bytes = Vec::with_capacity(spool.len() as usize);
+                spool
+                    .reader()
+                    .await?
+                    .read_to_end(&mut bytes)
+                    .await
+                    .map_err(|e| Error::Engine {
+                        operation: "write file".into(),
+                        status: None,
+                        message: format!("reading the host spool: {e}"),
+                    })?;
+                if bytes.len() as u64 == spool.len() {
+                    data = Data::Bytes(bytes.into());
+                }
+            }
+        }
+        let mut helper_tried = false;
         if let Data::Bytes(bytes) = &data {
+            let over_helper =
+                channel::write_file(&self.commands, engine, &self.id, &norm, mode, bytes).await?;
+            helper_tried = over_helper.is_some();
+            match over_helper {
+                Some(WriteStatus::Ok) => return Ok(()),
+                Some(WriteStatus::IsDir) => {
+                    return Err(Error::invalid("path", format!("`{norm}` is a directory")))
+                }
+                Some(WriteStatus::NoSpace) => {
+                    return Err(files::no_space::short(&norm, bytes.len() as u64))
+                }
+                // Refused (a file the user does not own, a mount point, ...): the engine's
+                // paths below say why or do it; the shell channel would refuse it too.
+                Some(WriteStatus::Fail) | None => {}
+            }
+        }
+        if let (Data::Bytes(bytes), false) = (&data, helper_tried) {
             match self
                 .channel
                 .write(engine, &self.id, &norm, mode, bytes, cancel)

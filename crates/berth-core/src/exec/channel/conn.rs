@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use berth_agent::protocol::{self, Frame, Request};
+use berth_agent::protocol::{self, Frame, Request, WriteReply, WriteRequest, WriteStatus};
 use bollard::container::LogOutput;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -36,6 +36,10 @@ const HELLO_TIMEOUT_MS: u64 = 10_000;
 /// bound: the command's deadline or abort comes first; a start left unanswered this long
 /// condemns the channel even when its caller went away sooner).
 const START_TIMEOUT_MS: u64 = 10_000;
+/// How long the helper may take to answer a `WRITE`, in milliseconds (at most
+/// [`protocol::MAX_WRITE_BYTES`] to a local filesystem; an upper bound: the call's deadline or
+/// abort comes first; a write left unanswered this long condemns the channel).
+const WRITE_TIMEOUT_MS: u64 = 10_000;
 /// How long the rest of a frame may take once its first byte came, in milliseconds: the helper
 /// writes each frame whole, so a frame left half-sent this long is a broken or forged helper.
 const PARTIAL_FRAME_TIMEOUT_MS: u64 = 5_000;
@@ -84,6 +88,19 @@ struct Pending {
     credit: Arc<Credit>,
     /// Cancelled when the command is lost with its channel (see [`Launched::gone`]).
     gone: CancellationToken,
+    /// Set for a file write (`WRITE`) instead of a command: its one answer goes here, and any
+    /// other frame on its stream breaks the channel.
+    written: Option<oneshot::Sender<std::result::Result<WriteReply, String>>>,
+}
+
+/// What a file write over the channel came to.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// The helper answered (its `Ok` carried the size sent).
+    Reply(WriteStatus),
+    /// The helper refused the request (`ERROR`: an older helper, a malformed request) or the
+    /// channel broke before it answered: another path writes the file.
+    Broken,
 }
 
 /// An open channel. Dropping it cuts it (see [`Channel::cut`]).
@@ -291,6 +308,7 @@ impl Channel {
                     marker: String::from_utf8_lossy(&request.marker).into_owned(),
                     credit: credit.clone(),
                     gone: gone.clone(),
+                    written: None,
                 },
             );
         }
@@ -344,6 +362,95 @@ impl Channel {
                 // No answer: the channel cannot be trusted any more.
                 self.health.condemn();
                 Started::Broken
+            }
+        })
+    }
+}
+
+impl Channel {
+    /// Sends a `WRITE` of `data` to `path` (`mode` `None`: keep an existing file's, 0644 for a
+    /// new one) and waits for the helper's `WRITTEN`, for at most [`WRITE_TIMEOUT_MS`] and no
+    /// longer than `engine`'s deadline or signal allow. An `Ok` reply is accepted only when it
+    /// says the temporary file held exactly `data.len()` bytes; any other frame on the write's
+    /// stream, a malformed reply or a late one condemns the channel (see the module doc).
+    ///
+    /// Errors: the scope's `E_EXEC_TIMEOUT` / `E_ABORTED` (the file is then the old one or the
+    /// new one, never a mix).
+    pub async fn write(
+        &self,
+        engine: &Engine,
+        path: &str,
+        mode: Option<u32>,
+        data: &[u8],
+    ) -> Result<Written> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, mut rx) = oneshot::channel();
+        {
+            let Ok(mut pending) = self.pending.lock() else {
+                return Ok(Written::Broken);
+            };
+            if !self.alive() {
+                return Ok(Written::Broken);
+            }
+            // No credit: a write's stream carries no output.
+            let credit = Arc::new(Credit::default());
+            let (data_tx, _) = mpsc::unbounded_channel();
+            pending.insert(
+                id,
+                Pending {
+                    started: None,
+                    data: data_tx,
+                    exit: None,
+                    marker: String::new(),
+                    credit,
+                    gone: CancellationToken::new(),
+                    written: Some(tx),
+                },
+            );
+        }
+        let request = WriteRequest {
+            path: path.as_bytes().to_vec(),
+            mode: mode.unwrap_or(protocol::KEEP_MODE),
+            data: data.to_vec(),
+        };
+        let mut frames = Vec::with_capacity(protocol::HEADER_BYTES + 16 + path.len() + data.len());
+        protocol::frame(&mut frames, id, protocol::WRITE, &request.encode());
+        if self.writer.send(frames).is_err() {
+            return Ok(Written::Broken);
+        }
+        let sent = tokio::time::Instant::now();
+        let bound = Duration::from_millis(WRITE_TIMEOUT_MS);
+        let answer = engine
+            .step(async { Ok(tokio::time::timeout(bound, &mut rx).await) })
+            .await;
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => {
+                // The caller's deadline or abort came first; a write left unanswered past the
+                // bound still condemns the channel.
+                let health = self.health.clone();
+                tokio::spawn(async move {
+                    if tokio::time::timeout_at(sent + bound, rx).await.is_err() {
+                        health.condemn();
+                    }
+                });
+                return Err(e);
+            }
+        };
+        Ok(match answer {
+            Ok(Ok(Ok(reply))) => {
+                if reply.status == WriteStatus::Ok && reply.written != data.len() as u64 {
+                    // A helper that says it wrote what it did not: not believed, not used again.
+                    self.health.condemn();
+                    Written::Broken
+                } else {
+                    Written::Reply(reply.status)
+                }
+            }
+            Ok(Ok(Err(_))) | Ok(Err(_)) => Written::Broken,
+            Err(_) => {
+                self.health.condemn();
+                Written::Broken
             }
         })
     }
@@ -406,6 +513,9 @@ impl Reader {
                 let _ = tx.send(Err(lost_error(&why)));
             }
             p.gone.cancel();
+            if p.written.is_some() {
+                continue; // a file write: no process of its own
+            }
             // The helper runs every command as its own user: the kill runs as that user too.
             markers.push(Marker {
                 value: p.marker,
@@ -437,6 +547,25 @@ impl Reader {
                 f.kind, f.id
             ));
         };
+        if p.written.is_some() {
+            let mut p = pending.remove(&f.id).expect("found above");
+            let tx = p.written.take().expect("checked above");
+            return match f.kind {
+                protocol::WRITTEN => {
+                    let reply = WriteReply::decode(&f.payload)
+                        .ok_or_else(|| "a malformed WRITTEN frame".to_string())?;
+                    let _ = tx.send(Ok(reply));
+                    Ok(())
+                }
+                protocol::ERROR => {
+                    let _ = tx.send(Err(String::from_utf8_lossy(&f.payload).into_owned()));
+                    Ok(())
+                }
+                other => Err(format!(
+                    "frame kind {other} from the command helper on a file write's stream"
+                )),
+            };
+        }
         match f.kind {
             protocol::STARTED | protocol::FALLBACK => {
                 let ok = f.kind == protocol::STARTED;
@@ -468,6 +597,12 @@ impl Reader {
                 let _ = p.data.send(Ok(item));
             }
             protocol::END => {}
+            protocol::WRITTEN => {
+                return Err(format!(
+                    "a WRITTEN frame from the command helper on a command's stream ({})",
+                    f.id
+                ))
+            }
             protocol::EXIT => {
                 let code = f
                     .payload

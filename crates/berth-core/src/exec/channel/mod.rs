@@ -40,12 +40,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use berth_agent::protocol::{self, Request};
+use berth_agent::protocol::{self, Request, WriteStatus};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::connection::Engine;
-use crate::exec::channel::conn::{Channel, OpenFailure, Started};
+use crate::exec::channel::conn::{Channel, OpenFailure, Started, Written};
 use crate::exec::launch::{Exit, Launched, Marker};
 use crate::exec::ExecOptions;
 use crate::model::errors::{Error, Result};
@@ -319,6 +319,37 @@ pub(crate) async fn launch(
         }
     }
     Ok(None)
+}
+
+/// Writes `data` to the normalised `path` over the container user's channel (the helper does it
+/// in the container, see [`protocol::WriteRequest`]: a temporary name beside the file, its size
+/// checked, its mode set, renamed over the file); `Ok(None)` when another path must write it:
+/// `BERTH_COMMAND_CHANNEL=0`, data over [`protocol::MAX_WRITE_BYTES`], no channel to be had
+/// (see the module doc), a helper that refused the request or a channel that broke before it
+/// answered (the write may or may not have happened; the other path writes it again, whole).
+/// A helper whose `Ok` does not say it wrote exactly `data.len()` bytes is not believed: its
+/// channel is condemned and the user backs off, as for any protocol breach.
+///
+/// No engine call once the channel is open. Errors: `engine`'s `E_EXEC_TIMEOUT` /
+/// `E_ABORTED` while waiting for the helper.
+pub(crate) async fn write_file(
+    channels: &CommandChannels,
+    engine: &Engine,
+    id: &str,
+    path: &str,
+    mode: Option<u32>,
+    data: &[u8],
+) -> Result<Option<WriteStatus>> {
+    if disabled() || data.len() > protocol::MAX_WRITE_BYTES {
+        return Ok(None);
+    }
+    let Some(channel) = channels.channel(engine, id, &None).await else {
+        return Ok(None);
+    };
+    Ok(match channel.write(engine, path, mode, data).await? {
+        Written::Reply(status) => Some(status),
+        Written::Broken => None,
+    })
 }
 
 /// The exit code a channel's reader hands over (see [`Exit::code`]).
