@@ -76,7 +76,8 @@ pub fn parse_rule(arg: &str) -> Result<Rule, String> {
         let port = |v: &str| {
             let (a, b) = v.split_once('-').unwrap_or((v, v));
             match (a.parse::<u16>(), b.parse::<u16>()) {
-                (Ok(a), Ok(b)) if a > 0 && a <= b => Ok((a, b)),
+                // The kernel takes ranges within 1..=65534.
+                (Ok(a), Ok(b)) if a > 0 && a <= b && b < 65535 => Ok((a, b)),
                 _ => Err(format!("{arg:?}: bad port or range {v:?}")),
             }
         };
@@ -187,7 +188,7 @@ fn attr(buf: &mut Vec<u8>, kind: u16, payload: &[u8]) {
     buf.extend_from_slice(&((4 + payload.len()) as u16).to_ne_bytes());
     buf.extend_from_slice(&kind.to_ne_bytes());
     buf.extend_from_slice(payload);
-    while buf.len() % 4 != 0 {
+    while !buf.len().is_multiple_of(4) {
         buf.push(0);
     }
 }

@@ -50,11 +50,13 @@ const GATEWAY_LOOKUP_PRIORITY: u32 = 160;
 /// DCCP, ICMPv6, SCTP, UDP-Lite; and IPPROTO_RAW (255), the raw sockets of a caller that kept
 /// `NET_RAW`.
 /// UDP by its ports: the engine's route check is a UDP lookup with no port (the kernel's
-/// default for `RTM_GETROUTE`), while a UDP datagram always has a destination port.
-const GATEWAY_PROTOCOLS: [&str; 8] = [
+/// default for `RTM_GETROUTE`), while a UDP datagram always has both ports. The kernel takes
+/// port ranges up to 65534 only: a datagram from port 65535 to port 65535 is the one left.
+const GATEWAY_PROTOCOLS: [&str; 9] = [
     "1",
     "6",
-    "udp,dport=1-65535",
+    "udp,dport=1-65534",
+    "udp,sport=1-65534",
     "33",
     "58",
     "132",
@@ -100,7 +102,8 @@ pub(crate) fn image() -> String {
 pub(crate) fn rules(gateways: &[String], ports: &[u16]) -> Vec<String> {
     let mut out = vec![format!("dns={ALLOW_PRIORITY}")];
     for g in gateways {
-        for p in ports {
+        // The kernel matches ports up to 65534 only: a published 65535 gets no exception.
+        for p in ports.iter().filter(|p| **p < 65535) {
             out.push(format!("{ALLOW_PRIORITY},allow,{g},tcp,sport={p}"));
         }
     }
@@ -180,7 +183,18 @@ pub(crate) async fn isolate(engine: &Engine, id: &str) -> Result<()> {
         .filter(|(k, _)| !k.starts_with(labels::LABEL_NAMESPACE))
         .collect();
     ensure_image(engine).await?;
-    run_helper(engine, id, rules(&gateways, &ports), caller_labels).await
+    // The helper's run (create to removal, a fraction of a second) is not cut by the caller's
+    // signal: an abort while its create is in flight would leave a container berth cannot
+    // name. Each request stays bounded by its own timeout; the abort is honoured right after.
+    let detached = engine.detached();
+    let outcome = Box::pin(run_helper(
+        &detached,
+        id,
+        rules(&gateways, &ports),
+        caller_labels,
+    ))
+    .await;
+    engine.step(async { outcome }).await
 }
 
 /// Imports the helper image unless the engine has it.
@@ -199,16 +213,24 @@ async fn ensure_image(engine: &Engine) -> Result<()> {
     {
         return Ok(());
     }
+    // One import at a time in this process: concurrent creates would each import a copy.
+    static IMPORT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _one = engine.step(async { Ok(IMPORT.lock().await) }).await?;
+    if crate::engine::images::inspect(engine, &image)
+        .await?
+        .is_ok()
+    {
+        return Ok(());
+    }
     let tar = archive().map_err(|e| Error::Engine {
         operation: "import helper image".into(),
         status: None,
         message: e.to_string(),
     })?;
-    let (repo, tag) = image.split_once(':').unwrap_or((IMAGE_REPO, "latest"));
+    // The whole reference in `repo`: Podman ignores `tag` on an import.
     let opts = CreateImageOptionsBuilder::default()
         .from_src("-")
-        .repo(repo)
-        .tag(tag)
+        .repo(&image)
         .platform(&format!("linux/{AGENT_ARCH}"))
         .build();
     let mut stream =
