@@ -1,9 +1,12 @@
 // Session.setNetworkPolicy on the real engine: 'deny-all' detaches the container from every
 // network, 'allow-all' attaches it to the one it was created on; only an owning handle may
-// switch it. Reachability is checked for real: an HTTP server on the host, fetched from inside
-// the container through its network's gateway.
+// switch it. And the default isolation: a session reaches neither the host's services nor
+// other containers unless created with `localNetwork: true`. Reachability is checked for real:
+// an HTTP server on the host, fetched from inside the container through its network's gateway
+// and the host's own address; a server in another session. Every packet stays on this machine.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createDockerSandboxProvider } from '../harness.mjs';
 import { createSession, resumeSession, type Session } from '../index.mjs';
@@ -12,7 +15,7 @@ import { engineAvailable } from './helpers/engine-available.js';
 import { inspectContainer } from './helpers/engine-http.mjs';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
-import { testLabels } from './helpers/run-label.mjs';
+import { testLabels, testSessionId } from './helpers/run-label.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
 /** The names of the networks the container is attached to, from inspect. */
@@ -39,14 +42,37 @@ describe.skipIf(!engineAvailable())('network policy', () => {
    * Asks the host's server from inside the container, through `gateway`, with busybox `nc`
    * (its static `wget` crashes now and then); whether the answer came back.
    */
-  async function reachesHost(session: Session, gateway: string): Promise<boolean> {
+  async function reachesHost(session: Session, gateway: string, to = port, answer = 'host-ok'): Promise<boolean> {
     const request = 'printf "GET / HTTP/1.0\\r\\n\\r\\n" | nc -w 3 "$0" "$1"';
-    const out = await session.exec(['sh', '-c', request, gateway, String(port)]);
-    return out.stdout.toString().endsWith('host-ok');
+    const out = await session.exec(['sh', '-c', request, gateway, String(to)]);
+    return out.stdout.toString().endsWith(answer);
+  }
+
+  /** The first network's gateway and the container's own address on it, from inspect. */
+  async function addressesOf(id: string): Promise<{ gateway: string; ip: string }> {
+    const networks = (await inspectContainer(id))?.NetworkSettings?.Networks ?? {};
+    const first = Object.values(networks)[0] as { Gateway: string; IPAddress: string };
+    return { gateway: first.Gateway, ip: first.IPAddress };
+  }
+
+  /** This machine's own non-loopback IPv4 address outside the engines' bridges (its LAN side). */
+  function hostAddress(): string | undefined {
+    for (const [name, list] of Object.entries(os.networkInterfaces())) {
+      if (/^(docker|br-|podman|veth|cni)/.test(name)) continue;
+      const v4 = list?.find((a) => a.family === 'IPv4' && !a.internal);
+      if (v4) return v4.address;
+    }
+    return undefined;
+  }
+
+  /** Serves `answer` over HTTP on port 8080 inside the session, in the background. */
+  async function serve(session: Session, answer: string): Promise<void> {
+    const loop = 'while true; do printf "HTTP/1.0 200 OK\\r\\n\\r\\n%s" "$0" | nc -l -p 8080; done';
+    await session.exec(['sh', '-c', `(${loop}) </dev/null >/dev/null 2>&1 &`, answer]);
   }
 
   test("'deny-all' cuts the container off, 'allow-all' brings its network back; both idempotent", async ({ engine, sessionId, labels, track }) => {
-    const session = track(await createSession({ ...engine, sessionId, labels, image: TEST_IMAGE, ports: [8080] }));
+    const session = track(await createSession({ ...engine, sessionId, labels, image: TEST_IMAGE, ports: [8080], localNetwork: true }));
     const before = await networksOf(session.id);
     expect(before.length).toBe(1);
     const gateway = (await inspectContainer(session.id))?.NetworkSettings?.Networks?.[before[0]!]?.Gateway as string;
@@ -64,6 +90,82 @@ describe.skipIf(!engineAvailable())('network policy', () => {
     expect(await networksOf(session.id)).toEqual(before);
     const newGateway = (await inspectContainer(session.id))?.NetworkSettings?.Networks?.[before[0]!]?.Gateway as string;
     expect(await reachesHost(session, newGateway)).toBe(true);
+  });
+
+  test('by default a session reaches neither the host nor another session; its published port answers; root cannot lift it; a stop, a resume and deny/allow keep it', async ({ engine, sessionId, labels, track }) => {
+    const server = track(await createSession({ ...engine, sessionId, labels, image: TEST_IMAGE, ports: [8080] }));
+    await serve(server, 'server-ok');
+    // The engine's port forwarder still reaches it (its replies to the gateway are let through).
+    const address = await server.hostAddress(8080);
+    const fetchOnce = (): Promise<string> =>
+      new Promise((resolve) => {
+        http
+          .get(`http://${address}/`, (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve(body));
+          })
+          .on('error', () => resolve(''));
+      });
+    // The background server may need a moment to listen: retried, a generous bound for hangs only.
+    let published = '';
+    for (let i = 0; i < 50 && published !== 'server-ok'; i++) {
+      published = await fetchOnce();
+      if (published !== 'server-ok') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(published).toBe('server-ok');
+
+    const opted = track(await createSession({ ...engine, sessionId: testSessionId('opted'), labels, image: TEST_IMAGE, localNetwork: true }));
+    const client = track(await createSession({ ...engine, sessionId: testSessionId('client'), labels, image: TEST_IMAGE }));
+    const { gateway } = await addressesOf(client.id);
+    const neighbour = (await addressesOf(server.id)).ip;
+    const lan = hostAddress();
+    // The opted-in session reaches the host: the server below is really there.
+    expect(await reachesHost(opted, gateway)).toBe(true);
+
+    const isolated = async (): Promise<void> => {
+      expect(await reachesHost(client, gateway)).toBe(false);
+      if (lan) expect(await reachesHost(client, lan)).toBe(false);
+      expect(await reachesHost(client, neighbour, 8080, 'server-ok')).toBe(false);
+    };
+    await isolated();
+    // Its replies are refused too: even an opted-in neighbour gets nothing from it.
+    expect(await reachesHost(opted, neighbour, 8080, 'server-ok')).toBe(false);
+
+    // Root in the sandbox cannot remove the rules, flush its routes or add an address.
+    const lift = await client.exec(['sh', '-c', 'ip rule del pref 200; echo rule=$?; ip route flush table main; echo flush=$?; ip addr add 10.99.0.9/32 dev eth0; echo addr=$?']);
+    expect(lift.stdout.toString()).not.toMatch(/=0$/m);
+    // The engine's resolvers stay reachable on port 53 (the rule is there; no query is sent).
+    const rules = (await client.exec(['ip', 'rule'])).stdout.toString();
+    const resolvConf = (await client.exec(['cat', '/etc/resolv.conf'])).stdout.toString();
+    for (const ns of resolvConf.match(/^nameserver\s+(\S+)/gm) ?? []) {
+      const address = ns.split(/\s+/)[1]!;
+      if (!address.startsWith('127.')) expect(rules).toContain(`to ${address} lookup main`);
+    }
+    await isolated();
+
+    await client.setNetworkPolicy({ mode: 'deny-all' });
+    await client.setNetworkPolicy({ mode: 'allow-all' });
+    await isolated();
+
+    await client.stop();
+    const resumed = track(await resumeSession({ ...engine, sessionId: client.sessionId }));
+    await isolated();
+    await resumed.remove();
+  });
+
+  test("localNetwork is checked: 'host' or another container's network needs it; nothing is created", async ({ engine, sessionId, labels }) => {
+    for (const networkMode of ['host', 'container:0123456789ab']) {
+      await expect(createSession({ ...engine, sessionId, labels, image: TEST_IMAGE, networkMode })).rejects.toMatchObject({
+        code: 'E_INVALID_ARGUMENT',
+        details: { field: 'networkMode' },
+      });
+    }
+    await expect(createSession({ ...engine, sessionId, labels, image: TEST_IMAGE, localNetwork: 'yes' as never })).rejects.toMatchObject({
+      code: 'E_INVALID_ARGUMENT',
+      details: { field: 'localNetwork' },
+    });
+    expect(await resumeSession({ ...engine, sessionId }).catch((e: { code: string }) => e.code)).toBe('E_SESSION_NOT_FOUND');
   });
 
   test("an adopted handle may not switch it: E_SESSION_BUSY ('not-owner'), nothing changed", async ({ engine, sessionId, labels }) => {

@@ -52,6 +52,7 @@ export function toNativeSpec(spec: Partial<CreateSpec>, path = ''): NativeCreate
   expectOptionalStringArray(spec.writablePaths, f('writablePaths'));
   expectOptionalBoolean(spec.noNewPrivileges, f('noNewPrivileges'));
   expectOptionalBoolean(spec.allowHostEscape, f('allowHostEscape'));
+  expectOptionalBoolean(spec.localNetwork, f('localNetwork'));
   expectOptionalBoolean(spec.readOnlyRootFilesystem, f('readOnlyRootFilesystem'));
   expectOptionalNumber(spec.memoryBytes, f('memoryBytes'), { min: 0 });
   expectOptionalNumber(spec.cpus, f('cpus'), { min: 0, integer: false });

@@ -436,7 +436,9 @@ export class Session implements AsyncDisposable {
   /**
    * Sets the container's outbound network access: `'deny-all'` detaches it from every network
    * (loopback only; published ports stop answering), `'allow-all'` attaches it again to the
-   * network it was created on (`networkMode`, default the engine's bridge). Idempotent. Host
+   * network it was created on (`networkMode`, default the engine's bridge), still kept off the
+   * local network unless created with `localNetwork: true` (the isolation rules outlive the
+   * switch; docs/network.md). Idempotent. Host
    * and CIDR rules (the harness's `'custom'` mode) need a firewall outside the container,
    * which berth does not run.
    *

@@ -485,6 +485,16 @@ export interface CreateSpec {
   entrypoint?: string[];
   /** Network mode, e.g. `'none'`, `'bridge'`; `'host'` cannot be combined with `ports`. @default the engine's */
   networkMode?: string;
+  /**
+   * Let the sandbox reach the local network: the engine's bridges and their gateways (the
+   * host's services), other containers (other sessions included), private, shared and
+   * link-local ranges (cloud metadata at 169.254.169.254 too). By default (`false`) a session
+   * reaches only the internet, its own loopback and the engine's resolvers: rules in the
+   * sandbox's own network namespace, written by a short-lived berth helper container, that
+   * nothing in the sandbox (root included) can change. `networkMode` `'host'` or
+   * `'container:<id>'` needs `true`. See docs/network.md. @default false
+   */
+  localNetwork?: boolean;
   /** Capabilities to drop, e.g. `['ALL']`; `[]` keeps Docker's defaults (needed for `ping`). @default ['NET_RAW'] */
   capDrop?: string[];
   /**
@@ -522,6 +532,7 @@ export const CREATE_SPEC_KEYS = [
   'labels',
   'entrypoint',
   'networkMode',
+  'localNetwork',
   'capDrop',
   'noNewPrivileges',
   'readOnlyRootFilesystem',

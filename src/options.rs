@@ -59,6 +59,8 @@ pub struct BindingCreateOptions {
     pub entrypoint: Option<Vec<String>>,
     /// Network mode (`bridge`, `none`, a network name).
     pub network_mode: Option<String>,
+    /// Let the sandbox reach the local network: the engine's bridges and gateways (the host's services), other containers, private and link-local ranges. `false` keeps it off them (rules in its own network namespace that nothing in it can change); `networkMode` `host` or `container:<id>` needs `true`. @default false
+    pub local_network: Option<bool>,
     /// Capabilities to drop. @default ['NET_RAW'] (give `[]` to keep every default capability, e.g. for `ping`)
     pub cap_drop: Option<Vec<String>>,
     /// Set `no-new-privileges` (blocks `sudo`/setuid binaries); `false` opts out. @default true
@@ -203,6 +205,7 @@ impl BindingCreateOptions {
                 allow_host_escape: self.allow_host_escape.unwrap_or(false),
                 read_only_root_filesystem: self.read_only_root_filesystem.unwrap_or(false),
                 network_mode: self.network_mode,
+                local_network: self.local_network.unwrap_or(false),
             },
             platform: self.platform,
             on_pull_progress: None,

@@ -247,7 +247,9 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
 
   /**
    * `'deny-all'` detaches the container from every network (loopback only); `'allow-all'`
-   * attaches it again to the network it was created on. `'custom'` (host and CIDR rules)
+   * attaches it again to the network it was created on: the internet, kept off the local
+   * network (host services, other containers) unless the session was created with
+   * `localNetwork: true` (docs/network.md). `'custom'` (host and CIDR rules)
    * rejects with `E_INVALID_ARGUMENT`: enforcing it needs a firewall outside the container,
    * which berth does not run. Only an owning handle may change it (`E_SESSION_BUSY` with
    * `reason: 'not-owner'` on an adopted one). See `Session.setNetworkPolicy`.

@@ -6,4 +6,5 @@
 //! only as the payload of a `STDOUT`/`STDERR` frame, so nothing a command prints can be taken
 //! for framing. See [`protocol`].
 
+pub mod netguard;
 pub mod protocol;

@@ -21,6 +21,12 @@ mod write;
 
 #[cfg(target_os = "linux")]
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `netguard RULE...`: the network-isolation mode berth runs in a helper container
+    // (`berth_agent::netguard`); no argument: the command helper.
+    if args.first().map(String::as_str) == Some("netguard") {
+        std::process::exit(berth_agent::netguard::main(&args[1..]));
+    }
     agent::main();
 }
 

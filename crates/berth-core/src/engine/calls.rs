@@ -111,7 +111,8 @@ pub(crate) async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Re
     }
 }
 
-/// Starts a stopped container or unpauses a paused one, by id.
+/// Starts a stopped container (then isolates it again, `engine::netguard`) or unpauses a
+/// paused one, by id.
 pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
     match f.state {
         "running" | "restarting" => Ok(()),
@@ -123,13 +124,17 @@ pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
             )
             .await?
             .map_err(|e| engine.error("unpause container", e)),
-        _ => engine
-            .call(
-                "POST /containers/{id}/start",
-                CHANGE_TIMEOUT_MS,
-                engine.docker.start_container(&f.id, None),
-            )
-            .await?
-            .map_err(|e| engine.error("start container", e)),
+        _ => {
+            engine
+                .call(
+                    "POST /containers/{id}/start",
+                    CHANGE_TIMEOUT_MS,
+                    engine.docker.start_container(&f.id, None),
+                )
+                .await?
+                .map_err(|e| engine.error("start container", e))?;
+            // A start makes a new network namespace: the isolation rules go in again.
+            Box::pin(crate::engine::netguard::isolate(engine, &f.id)).await
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod host_escape;
 pub mod images;
 pub mod info;
 pub mod logs;
+pub mod netguard;
 pub mod networks;
 pub mod ports;
 pub mod templates;

@@ -212,6 +212,8 @@ pub(crate) async fn finish(
     // Boxed, as the steps below: each is a large future, and a debug build's test thread has
     // a small stack.
     Box::pin(running::ensure_running(session, engine, "start")).await?;
+    // Off the local network before anything of the caller's runs in it.
+    Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await?;
     // A working directory or writable path the image lacks is the user's before setup runs.
     Box::pin(crate::lifecycle::user_dirs::give_to_user(
         engine,

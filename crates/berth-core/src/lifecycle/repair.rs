@@ -63,6 +63,8 @@ pub(crate) async fn repair(
                 return Err(engine.error("start container", e));
             }
         }
+        // A start makes a new network namespace: the isolation rules go in again.
+        Box::pin(crate::engine::netguard::isolate(engine, &f.id)).await?;
     }
     let writable: Vec<&str> = findings
         .iter()

@@ -75,6 +75,14 @@ pub const TIMEOUT_MS: &str = "dev.berth.timeout-ms";
 /// `setTimeout` then rewrites the deadline file inside it too.
 pub const KEEP_ALIVE: &str = "dev.berth.keep-alive";
 
+/// `"blocked"` when the session was created kept off the local network (the default; the
+/// caller's `localNetwork: true` opts out): every start of the container writes the
+/// isolation rules into its network namespace again (`engine::netguard`). Added within schema
+/// 1 like [`TIMEOUT_MS`]; its absence (older containers, the opt-out) means no rules.
+pub const LOCAL_NETWORK: &str = "dev.berth.local-network";
+/// The value of [`LOCAL_NETWORK`] for an isolated session.
+pub const LOCAL_NETWORK_BLOCKED: &str = "blocked";
+
 /// Labels that mark an engine-side record (volume) belonging to a container.
 pub(crate) const RECORD_KIND: &str = "dev.berth.record";
 /// The container id a record belongs to.
@@ -131,6 +139,9 @@ pub(crate) fn encode(
         if spec.entrypoint.is_none() {
             l.insert(KEEP_ALIVE.into(), "deadline".into());
         }
+    }
+    if !spec.security.local_network {
+        l.insert(LOCAL_NETWORK.into(), LOCAL_NETWORK_BLOCKED.into());
     }
     for field in DIGEST_FIELDS {
         l.insert(

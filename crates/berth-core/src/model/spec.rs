@@ -49,6 +49,11 @@ pub struct Security {
     pub read_only_root_filesystem: bool,
     /// Network mode (`bridge`, `none`, `host`, a network name).
     pub network_mode: Option<String>,
+    /// Let the sandbox reach the local network: the engine's bridges and gateways (the
+    /// host's services), other containers, private and link-local ranges. `false` (the
+    /// default) keeps it off them (`engine::netguard`); `networkMode` `host` or another
+    /// container's network needs `true`.
+    pub local_network: bool,
     /// Allow bind mounts that hand the sandbox the host (`/`, `/proc`, `/sys`, `/dev`, unix
     /// sockets and their parents, engine state dirs, `/etc`, `/boot`, writable paths under
     /// them): see `engine::host_escape` in this crate.
@@ -243,6 +248,13 @@ impl CreateSpec {
                 return Err(Error::invalid(
                     "ports",
                     "cannot be published with networkMode 'host' (the container uses the host's ports directly)",
+                ));
+            }
+            let shared = n == "host" || n.starts_with("container:") || n.starts_with("ns:");
+            if shared && !self.security.local_network {
+                return Err(Error::invalid(
+                    "networkMode",
+                    format!("{n:?} shares a network namespace berth cannot keep off the local network; pass localNetwork: true to opt in"),
                 ));
             }
         }

@@ -17,9 +17,9 @@ use crate::engine::connection::Engine;
 use crate::model::errors::Result;
 
 /// The helper, a static Linux binary; empty where it was not built (another host platform).
-const AGENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/berth-agent"));
+pub(crate) const AGENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/berth-agent"));
 /// The engine's name for the helper's architecture (`amd64`, `arm64`).
-const AGENT_ARCH: &str = env!("BERTH_AGENT_ARCH");
+pub(crate) const AGENT_ARCH: &str = env!("BERTH_AGENT_ARCH");
 /// How long the copy may take, in milliseconds.
 const COPY_TIMEOUT_MS: u64 = 30_000;
 
