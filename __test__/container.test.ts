@@ -67,7 +67,8 @@ describe.skipIf(!engineAvailable())('@berth/core/container', () => {
     const created = await inspectContainer(h.name);
     expect(created?.Id).toBe(h.id);
     expect(created?.Config.Env).toContain('SECRET_TOKEN=hunter2');
-    expect(proxy.requests.slice(from).filter((r) => r.method === 'POST' && r.path.startsWith('/containers/create'))).toHaveLength(1);
+    // The sandbox's create (the network guard's helper container has no name: docs/network.md).
+    expect(proxy.requests.slice(from).filter((r) => r.method === 'POST' && r.path.startsWith('/containers/create?name='))).toHaveLength(1);
 
     const again = await proxy.during(() => h.ready());
     expect(again).toEqual({ value: h.name, requests: [] });
@@ -126,6 +127,8 @@ describe.skipIf(!engineAvailable())('@berth/core/container', () => {
     const from = proxy.requests.length;
     const held = proxy.hold(request('POST', /^\/containers\/create\?/));
     const ready = h.ready();
+    // The id as the acquisition set it (removal clears it only after its engine calls).
+    const createdId = ready.then(() => h.id);
     await held.arrived;
     let removeSettled = false;
     const removal = h.remove().finally(() => (removeSettled = true));
@@ -137,7 +140,10 @@ describe.skipIf(!engineAvailable())('@berth/core/container', () => {
 
     await expect(ready).resolves.toBe(h.name);
     await expect(removal).resolves.toEqual({ removed: true });
-    const deletes = proxy.requests.slice(from).filter((r) => r.method === 'DELETE' && r.path.startsWith('/containers/'));
+    const id = await createdId;
+    expect(id).toMatch(/^[0-9a-f]{64}$/);
+    // The sandbox's removal (the network guard's helper container is removed by its own id).
+    const deletes = proxy.requests.slice(from).filter((r) => r.method === 'DELETE' && r.path.startsWith(`/containers/${id}?`));
     expect(deletes).toHaveLength(1);
     const removed = deletes[0]!;
     // Every call of the acquisition was answered before the removal's first call arrived.

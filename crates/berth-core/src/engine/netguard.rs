@@ -22,13 +22,12 @@ use std::collections::HashMap;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{CreateImageOptionsBuilder, WaitContainerOptions};
 use futures_util::StreamExt;
-use sha2::{Digest, Sha256};
 
 use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::calls::remove_container;
 use crate::engine::connection::Engine;
 use crate::engine::container::inspect;
-use crate::exec::channel::install::{AGENT, AGENT_ARCH};
+use crate::model::agent_binary::{short_hash, AGENT, AGENT_ARCH};
 use crate::model::errors::{Error, Result};
 use crate::model::labels;
 
@@ -91,8 +90,7 @@ pub(crate) const LOCAL_RANGES: [&str; 16] = [
 
 /// The helper image reference for this build.
 pub(crate) fn image() -> String {
-    let hash = hex::encode(Sha256::digest(AGENT));
-    format!("{IMAGE_REPO}:{}", &hash[..16])
+    format!("{IMAGE_REPO}:{}", short_hash())
 }
 
 /// The helper's arguments for a sandbox whose networks have `gateways` and that publishes

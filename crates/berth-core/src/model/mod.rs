@@ -1,6 +1,8 @@
-//! Model: berth's data and rules (errors, specs, naming, labels, identity, findings, drift).
+//! Model: berth's data and rules (errors, specs, naming, labels, identity, findings, drift,
+//! the embedded helper binary).
 //! Never an engine call; imports nothing from the other folders.
 
+pub(crate) mod agent_binary;
 pub mod death;
 pub mod drift;
 pub mod errors;

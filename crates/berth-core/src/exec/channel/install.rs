@@ -1,5 +1,4 @@
-//! The command helper's binary (built by `build.rs` from `crates/berth-agent`, embedded here)
-//! and its installation into a container: once per session handle, as root-owned `0755` at
+//! The command helper's installation (the binary: `model::agent_binary`) into a container: once per session handle, as root-owned `0755` at
 //! [`path`] under `/run/berth` (a directory root owns, `0755`), so the session's user can run
 //! it but not replace it.
 //!
@@ -10,16 +9,12 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use bollard::query_parameters::UploadToContainerOptions;
-use sha2::{Digest, Sha256};
 
 use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::Engine;
+use crate::model::agent_binary::{short_hash, AGENT, AGENT_ARCH};
 use crate::model::errors::Result;
 
-/// The helper, a static Linux binary; empty where it was not built (another host platform).
-pub(crate) const AGENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/berth-agent"));
-/// The engine's name for the helper's architecture (`amd64`, `arm64`).
-pub(crate) const AGENT_ARCH: &str = env!("BERTH_AGENT_ARCH");
 /// How long the copy may take, in milliseconds.
 const COPY_TIMEOUT_MS: u64 = 30_000;
 
@@ -27,10 +22,7 @@ const COPY_TIMEOUT_MS: u64 = 30_000;
 /// SHA-256>`, so another berth version's helper never replaces a running one.
 pub(crate) fn path() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let hash = hex::encode(Sha256::digest(AGENT));
-        format!("/run/berth/agent-{}", &hash[..16])
-    })
+    PATH.get_or_init(|| format!("/run/berth/agent-{}", short_hash()))
 }
 
 /// Whether this build carries a helper at all.
