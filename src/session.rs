@@ -35,6 +35,26 @@ impl BindingSession {
     }
 }
 
+impl BindingSession {
+    /// The core's buffered exec of `argv`, for [`Self::exec`] and [`Self::exec_text`] (which
+    /// differ only in how the result crosses into JavaScript).
+    fn run_exec(
+        &self,
+        argv: Vec<String>,
+        options: Option<BindingExecOptions>,
+        token: Option<&CancelToken>,
+    ) -> impl std::future::Future<Output = napi::Result<berth_core::ExecOutput>> + Send + 'static
+    {
+        let inner = self.inner.clone();
+        let opts = options.map(BindingExecOptions::into_core).transpose();
+        let cancel = token_of(token);
+        async move {
+            let opts = js(opts)?.unwrap_or_default();
+            js(inner.exec(&argv, &opts, &cancel).await)
+        }
+    }
+}
+
 #[napi]
 impl BindingSession {
     /// The full 64-hex container id.
@@ -131,13 +151,8 @@ impl BindingSession {
         options: Option<BindingExecOptions>,
         token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, BindingExecResult>> {
-        let inner = self.inner.clone();
-        let opts = options.map(BindingExecOptions::into_core).transpose();
-        let cancel = token_of(token);
-        env.spawn_future(async move {
-            let opts = js(opts)?.unwrap_or_default();
-            js(inner.exec(&argv, &opts, &cancel).await.map(Into::into))
-        })
+        let run = self.run_exec(argv, options, token);
+        env.spawn_future(async move { run.await.map(Into::into) })
     }
 
     /// [`Self::exec`], with stdout and stderr answered as UTF-8 strings (see
@@ -152,13 +167,8 @@ impl BindingSession {
         options: Option<BindingExecOptions>,
         token: Option<&CancelToken>,
     ) -> napi::Result<PromiseRaw<'e, BindingExecTextResult>> {
-        let inner = self.inner.clone();
-        let opts = options.map(BindingExecOptions::into_core).transpose();
-        let cancel = token_of(token);
-        env.spawn_future(async move {
-            let opts = js(opts)?.unwrap_or_default();
-            js(inner.exec(&argv, &opts, &cancel).await.map(Into::into))
-        })
+        let run = self.run_exec(argv, options, token);
+        env.spawn_future(async move { run.await.map(Into::into) })
     }
 
     /// `"127.0.0.1:49153"` for a published container port (TCP).

@@ -471,12 +471,7 @@ impl Session {
         self.commands.give_up();
         // berth's own stop is recorded first, so that no reader takes it for a death.
         if let Some(c) = crate::engine::container::inspect(engine, &self.id).await? {
-            let labels = c
-                .body
-                .config
-                .as_ref()
-                .and_then(|cfg| cfg.labels.clone())
-                .unwrap_or_default();
+            let labels = c.labels();
             crate::ownership::stops::record(engine, &self.id, &labels).await?;
         }
         Ok(

@@ -38,6 +38,14 @@ impl Deref for Inspected {
 }
 
 impl Inspected {
+    /// The container's labels (`Config.Labels`, a copy), empty when it has none.
+    pub fn labels(&self) -> std::collections::HashMap<String, String> {
+        self.config
+            .as_ref()
+            .and_then(|c| c.labels.clone())
+            .unwrap_or_default()
+    }
+
     /// The container's processes run as root: its config's user (the create's `user`, else
     /// the image's) is empty, `root` or uid 0, with or without a group.
     pub fn runs_as_root(&self) -> bool {

@@ -27,7 +27,7 @@ use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::calls::remove_container;
 use crate::engine::connection::Engine;
 use crate::engine::container::inspect;
-use crate::model::agent_binary::{short_hash, AGENT, AGENT_ARCH};
+use crate::model::agent_binary::{append_to, short_hash, AGENT, AGENT_ARCH};
 use crate::model::errors::{Error, Result};
 use crate::model::labels;
 
@@ -265,14 +265,7 @@ async fn ensure_image(engine: &Engine) -> Result<()> {
 /// The image's root filesystem: the helper binary alone, `/netguard`, root-owned `0755`.
 fn archive() -> std::io::Result<Vec<u8>> {
     let mut b = tar::Builder::new(Vec::new());
-    let mut file = tar::Header::new_gnu();
-    file.set_entry_type(tar::EntryType::Regular);
-    file.set_mode(0o755);
-    file.set_uid(0);
-    file.set_gid(0);
-    file.set_size(AGENT.len() as u64);
-    file.set_mtime(0);
-    b.append_data(&mut file, "netguard", AGENT)?;
+    append_to(&mut b, "netguard")?;
     b.into_inner()
 }
 

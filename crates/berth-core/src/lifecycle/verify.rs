@@ -296,11 +296,7 @@ async fn identity_findings(
         .field("id")]),
         Some(None) => Ok(Vec::new()),
         Some(Some(recorded)) => {
-            let now = c
-                .config
-                .as_ref()
-                .and_then(|cfg| cfg.labels.clone())
-                .unwrap_or_default();
+            let now = c.labels();
             Ok(findings::label_findings(&recorded, &now).into_iter().collect())
         }
     }

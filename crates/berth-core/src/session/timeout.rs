@@ -68,12 +68,7 @@ impl Session {
             });
         }
         let deadline = deadline_timer::now_ms().saturating_add(ms);
-        let labels = c
-            .body
-            .config
-            .as_ref()
-            .and_then(|cfg| cfg.labels.clone())
-            .unwrap_or_default();
+        let labels = c.labels();
         if f.state == "running" {
             // A root container's channel is root's: the write goes over it when it can.
             let channels = c.runs_as_root().then(|| self.commands());

@@ -12,7 +12,7 @@ use bollard::query_parameters::UploadToContainerOptions;
 
 use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::Engine;
-use crate::model::agent_binary::{short_hash, AGENT, AGENT_ARCH};
+use crate::model::agent_binary::{append_to, root_header, short_hash, AGENT, AGENT_ARCH};
 use crate::model::errors::Result;
 
 /// How long the copy may take, in milliseconds.
@@ -109,22 +109,9 @@ async fn already_there(engine: &Engine, id: &str) -> Result<bool> {
 /// The tar: `run/berth/` (root, `0755`) and the helper (root, `0755`).
 fn archive() -> std::io::Result<Vec<u8>> {
     let mut b = tar::Builder::new(Vec::new());
-    let mut dir = tar::Header::new_gnu();
-    dir.set_entry_type(tar::EntryType::Directory);
-    dir.set_mode(0o755);
-    dir.set_uid(0);
-    dir.set_gid(0);
-    dir.set_size(0);
-    dir.set_mtime(0);
+    let mut dir = root_header(tar::EntryType::Directory, 0);
     b.append_data(&mut dir, "run/berth/", std::io::empty())?;
-    let mut file = tar::Header::new_gnu();
-    file.set_entry_type(tar::EntryType::Regular);
-    file.set_mode(0o755);
-    file.set_uid(0);
-    file.set_gid(0);
-    file.set_size(AGENT.len() as u64);
-    file.set_mtime(0);
-    b.append_data(&mut file, path().trim_start_matches('/'), AGENT)?;
+    append_to(&mut b, path().trim_start_matches('/'))?;
     b.into_inner()
 }
 
