@@ -30,7 +30,7 @@ import type { CreateSessionOptions } from './types';
  *   selection (`engine`, `socketPath`, `connectTimeoutMs`); pull options (`platform`, `onPullProgress`).
  * @returns The session handle.
  * @throws {BerthError} with a code listed in the core's `create_session` doc
- *   (crates/berth-core/src/lifecycle/create.rs); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/lifecycle/create.rs); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { createSession } from '@berth/core';

@@ -14,7 +14,7 @@ import { expectOptionalOptions, expectOptionalSignal } from './validate';
  *
  * @param options Engine selection (`engine`, `socketPath`, `connectTimeoutMs`).
  * @throws {BerthError} with a code listed in the core's `engine_info` doc
- *   (crates/berth-core/src/engine/); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/engine/); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { engineInfo } from '@berth/core';

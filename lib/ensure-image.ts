@@ -20,7 +20,7 @@ import { compact, expectOptionalOptions, expectOptionalSignal, expectOptionalStr
  *   (no tag means `latest`, never all tags).
  * @param options `platform`, `onPullProgress`, engine selection.
  * @throws {BerthError} with a code listed in the core's `ensure_image_at` doc
- *   (crates/berth-core/src/engine/); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/engine/); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { ensureImage } from '@berth/core';

@@ -39,7 +39,10 @@ export class ExecProcess {
    * @throws ExecTimeoutError `E_EXEC_TIMEOUT` past `timeoutMs` (the tree is killed right after, in the background; `details.stdout`/`stderr` hold the last 64 KiB).
    * @throws AbortedError `E_ABORTED` when the `abortSignal` fired; same cleanup and details.
    */
-  wait(): Promise<{ exitCode: number }> {
+  wait(): Promise<{
+    /** The exit code as the engine reports it (a killed process: its signal's code, e.g. 143). */
+    exitCode: number;
+  }> {
     this.#waited ??= callNative(() => this.#native.wait())
       .then((exitCode) => ({ exitCode }))
       .finally(this.#detach);

@@ -1,3 +1,11 @@
+/**
+ * The root API: create, resume, verify, recreate, list, peek and reap sandbox sessions; the
+ * {@link Session} handle (commands, files, stop, remove); engines, images and templates; the
+ * error classes by stable `code`. Guides: `docs/sessions.md` and the pages indexed in
+ * `docs/README.md`.
+ *
+ * @module @berth/core
+ */
 export { bufferBudget, DEFAULT_BUFFER_BUDGET_BYTES, setBufferBudget, type BufferBudget } from './buffer-budget';
 export { containerName, DEFAULT_PREFIX } from './container-name';
 export { createSession } from './create-session';

@@ -39,7 +39,7 @@ import {
  * @param options `prefix`, `labels`, `includeUnmanaged`, engine selection.
  * @returns One {@link SessionListing} per managed container, in the engine's order.
  * @throws {BerthError} with a code listed in the core's `list_sessions` doc
- *   (crates/berth-core/src/lifecycle/list.rs); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/lifecycle/list.rs); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { listSessions } from '@berth/core';

@@ -15,7 +15,7 @@ import { compact, expectOptionalOptions, expectOptionalSignal, expectOptionalStr
  * @param options `prefix` (default `'berth'`) and engine selection.
  * @returns What holds the derived name (managed by berth or not), or `null` when nothing does.
  * @throws {BerthError} with a code listed in the core's `peek` doc
- *   (crates/berth-core/src/lifecycle/peek.rs); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/lifecycle/peek.rs); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { peek } from '@berth/core';

@@ -31,7 +31,7 @@ import { expectOptionalBoolean } from './validate';
  * @param options `dryRun` (remove nothing, report what would go), `prefix`, `labels`, engine selection.
  * @returns `{ removed, kept, removedRecords }`, each container with its reason.
  * @throws {BerthError} with a code listed in the core's `reap_orphans` doc
- *   (crates/berth-core/src/lifecycle/reap.rs); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/lifecycle/reap.rs); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { reapOrphans } from '@berth/core';

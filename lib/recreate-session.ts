@@ -37,7 +37,7 @@ import { expectOptionalBoolean, expectOptions } from './validate';
  * @param options The new container's create spec, `takeOver`, engine selection, pull options, `abortSignal`.
  * @returns A `created` handle on the new container, with `replaced` and `verification`.
  * @throws {BerthError} with a code listed in the core's `recreate_session` doc
- *   (crates/berth-core/src/lifecycle/recreate.rs); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/lifecycle/recreate.rs); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { recreateSession } from '@berth/core';

@@ -47,7 +47,7 @@ import {
  * @param options `sessionId`, `prefix`, `exclusive`, `takeOver`, `spec` + `onDrift`, engine selection, `abortSignal`.
  * @returns The session handle; `drift` lists the `spec` fields that differ from creation.
  * @throws {BerthError} with a code listed in the core's `resume_session` doc
- *   (crates/berth-core/src/lifecycle/resume.rs); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/lifecycle/resume.rs); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { resumeSession } from '@berth/core';

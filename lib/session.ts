@@ -175,7 +175,7 @@ export class Session implements AsyncDisposable {
    * @param options `cwd`, `env`, `user`, `timeoutMs` (ms), `maxBufferBytes` (bytes), `stdin`, `abortSignal`.
    * @returns The exit code as the engine reports it, and the output bytes.
    * @throws {BerthError} with a code listed in the core's `Session::exec` doc
-   *   (crates/berth-core/src/session.rs); each code's class and `details`: docs/design.md#errors.
+   *   (crates/berth-core/src/session.rs); each code's class and `details`: docs/errors.md.
    *   A timeout or abort kills the process tree first (docs/design.md#exec).
    */
   async exec(argv: string[], options: ExecOptions = {}): Promise<ExecResult> {
@@ -230,7 +230,7 @@ export class Session implements AsyncDisposable {
    * @param argv Program and arguments (no shell: pass `['sh', '-c', cmd]` for one).
    * @param options `cwd`, `env`, `user`, `stdin` (written, then closed), `timeoutMs` (ms), `abortSignal`.
    * @throws {BerthError} with a code listed in the core's `Session::spawn` doc
-   *   (crates/berth-core/src/session.rs); each code's class and `details`: docs/design.md#errors.
+   *   (crates/berth-core/src/session.rs); each code's class and `details`: docs/errors.md.
    *   Aborts and timeouts after the start reject `wait()` and error both streams instead.
    * @example
    * ```ts

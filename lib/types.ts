@@ -299,7 +299,9 @@ export interface ReapEntry {
 
 /** What {@link reapOrphans} did; with `dryRun`, `removed` lists what would go. */
 export interface ReapReport {
+  /** Containers removed by id (with `dryRun`: that would be removed), each with its `reason`. */
   removed: ReapEntry[];
+  /** Containers in scope left alone, each with its `reason` (`remove-failed`: retried next run). */
   kept: ReapEntry[];
   /** Record volumes whose container is gone, deleted: every one without `prefix`/`labels`, else those carrying them. */
   removedRecords: string[];
@@ -409,7 +411,9 @@ export interface ReplacedItem {
 export interface Replaced {
   /** The replaced container's id (removed). */
   previousId: string;
+  /** What the new container does not have (the old writable layer, its processes, tmpfs and anonymous volumes). */
   lost: ReplacedItem[];
+  /** What the new container carries over (bind mounts and named volumes). */
   kept: ReplacedItem[];
 }
 
@@ -475,7 +479,7 @@ export interface CreateSpec {
   /**
    * Container paths the session's user must be able to write. At create (and recreate), for a
    * non-root user, each one the image lacks is created and given to that user before the setup
-   * commands (one the image ships, or one in a mount, keeps its owner). {@link verifySession}
+   * commands (one the image ships, or one in a mount, keeps its owner). {@link @berth/core!verifySession | verifySession}
    * probes each (a file written, read back, removed) and repair creates it or gives it to the user.
    */
   writablePaths?: string[];
@@ -784,7 +788,9 @@ export const STOP_OPTION_KEYS = optionKeys<StopOptions>()(['force', 'timeoutMs',
 
 /** Outcome of {@link Session.stop}; `reason` is e.g. `'not-owner'` when nothing was done. */
 export interface StopResult {
+  /** Whether this call stopped the container (an engine stop was made). */
   stopped: boolean;
+  /** Why nothing was done when `stopped` is false, e.g. `'not-owner'`. */
   reason?: string;
 }
 
@@ -807,6 +813,8 @@ export interface ReleaseResult {
 
 /** Outcome of {@link Session.remove}: `reason` is `'not-owner'`, `'absent'` or `'already-removed'` when `removed` is false. */
 export interface RemoveResult {
+  /** Whether this call removed the container. */
   removed: boolean;
+  /** Why nothing was removed when `removed` is false: `'not-owner'`, `'absent'` or `'already-removed'`. */
   reason?: string;
 }

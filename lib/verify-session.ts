@@ -43,7 +43,7 @@ import {
  *   engine selection, `abortSignal`.
  * @returns `{ id, ok, findings }`; repaired findings carry `repaired: true`.
  * @throws {BerthError} with a code listed in the core's `verify_session` doc
- *   (crates/berth-core/src/lifecycle/verify.rs); each code's class and `details`: docs/design.md#errors.
+ *   (crates/berth-core/src/lifecycle/verify.rs); each code's class and `details`: docs/errors.md.
  * @example
  * ```ts
  * import { verifySession, VerifyFailedError } from '@berth/core';

@@ -44,7 +44,9 @@ export type ContainerOwnership = 'created' | 'adopted';
  * already), `'already-removed'` (an earlier call removed it: no engine call).
  */
 export interface ContainerRemoveResult {
+  /** Whether this call removed the container. */
   removed: boolean;
+  /** Why nothing was removed when `removed` is false. */
   reason?: 'not-owner' | 'not-acquired' | 'absent' | 'already-removed';
 }
 

@@ -19,6 +19,7 @@ export interface AbortedDetails {
  * `E_ABORTED`: The operation's `abortSignal` fired. Whatever berth created for it was removed by id; an exec's process tree was terminated, and its output so far is in `details`.
  */
 export class AbortedError extends BerthError<AbortedDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

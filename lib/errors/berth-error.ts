@@ -22,6 +22,7 @@ export interface BerthErrorOptions<D extends object = Record<string, unknown>> {
  * by another copy of `@berth/core` too (duplicate installs), through a `Symbol.for` marker.
  */
 export class BerthError<D extends object = Record<string, unknown>> extends Error {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
 
   /** The stable code (docs/errors.md), e.g. `'E_SESSION_EXISTS'`; a native code unknown to this version is kept as is. */

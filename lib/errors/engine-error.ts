@@ -19,6 +19,7 @@ export interface EngineDetails {
  * `E_ENGINE`: Any other engine failure, with its HTTP status.
  */
 export class EngineError extends BerthError<EngineDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

@@ -19,6 +19,7 @@ export interface EngineUnavailableDetails {
  * `E_ENGINE_UNAVAILABLE`: No container engine answered: says which endpoints were tried and the likely fix.
  */
 export class EngineUnavailableError extends BerthError<EngineUnavailableDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

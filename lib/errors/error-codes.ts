@@ -3,7 +3,8 @@
  * in `code`; match on the code (or a subclass's `isInstance`), never on the message text.
  *
  * The core's `Error::code()` (`crates/berth-core/src/model/errors.rs`) is the source of every
- * code but {@link JS_ONLY_ERROR_CODES}; `__test__/error-codes.test.ts` fails on any difference.
+ * code but `E_NATIVE_BINDING` (raised by the TypeScript layer only, when the native module cannot
+ * be loaded); `__test__/error-codes.test.ts` fails on any difference.
  */
 export const ERROR_CODES = [
   'E_INVALID_ARGUMENT',

@@ -21,6 +21,7 @@ export interface ExecTimeoutDetails {
  * `E_EXEC_TIMEOUT`: An exec ran past `timeoutMs`: its process tree is terminated inside the container right after (in the background). No exit code is made up; the output so far is in `details`.
  */
 export class ExecTimeoutError extends BerthError<ExecTimeoutDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

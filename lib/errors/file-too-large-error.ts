@@ -19,6 +19,7 @@ export interface FileTooLargeDetails {
  * `E_FILE_TOO_LARGE`: A buffered read (`readFile`, the harness's file reads) found the file larger than its `maxBytes` cap (default 64 MiB). The host stopped reading at the cap and returned nothing; pass a larger `maxBytes` or stream the file with `openFile`.
  */
 export class FileTooLargeError extends BerthError<FileTooLargeDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

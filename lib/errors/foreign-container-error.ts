@@ -21,6 +21,7 @@ export interface ForeignContainerDetails {
  * `E_FOREIGN_CONTAINER`: A container holds the derived name but berth does not manage it for this session (no berth labels, or another session id). berth never stops or removes it.
  */
 export class ForeignContainerError extends BerthError<ForeignContainerDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

@@ -17,6 +17,7 @@ export interface ImageNotFoundDetails {
  * `E_IMAGE_NOT_FOUND`: The image is neither local nor pullable.
  */
 export class ImageNotFoundError extends BerthError<ImageNotFoundDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

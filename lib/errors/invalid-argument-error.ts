@@ -17,6 +17,7 @@ export interface InvalidArgumentDetails {
  * `E_INVALID_ARGUMENT`: An argument was rejected before any engine call (wrong type, out of range, a session id with control characters or lone surrogates, an unknown engine name).
  */
 export class InvalidArgumentError extends BerthError<InvalidArgumentDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

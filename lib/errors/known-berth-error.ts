@@ -62,4 +62,10 @@ export type KnownBerthError =
   | VerifyFailedError;
 
 /** The berth error class of one code, e.g. `BerthErrorOf<'E_SESSION_BUSY'>` is `SessionBusyError`. */
-export type BerthErrorOf<C extends BerthErrorCode> = Extract<KnownBerthError, { code: C }>;
+export type BerthErrorOf<C extends BerthErrorCode> = Extract<
+  KnownBerthError,
+  {
+    /** The code whose class is picked. */
+    code: C;
+  }
+>;

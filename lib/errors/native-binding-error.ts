@@ -26,6 +26,7 @@ export interface NativeBindingDetails {
  * JavaScript before any native call (the native module never raises it).
  */
 export class NativeBindingError extends BerthError<NativeBindingDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

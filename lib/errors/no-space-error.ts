@@ -21,6 +21,7 @@ export interface NoSpaceDetails {
  * `E_NO_SPACE`: A write found no room for all its bytes (`ENOSPC`, a full filesystem): a tool or the engine said so, or the temporary file came out shorter than the data sent (busybox's tools exit 0 on a full disk). The temporary file is removed and the old file is intact (the one exception: a file written in place, see `writeFile`).
  */
 export class NoSpaceError extends BerthError<NoSpaceDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

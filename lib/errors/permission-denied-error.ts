@@ -19,6 +19,7 @@ export interface PermissionDeniedDetails {
  * `E_PERMISSION_DENIED`: The session's user may not do this file operation: the kernel refused it for that user (permission on the file, or on a directory on the way), exactly as an `exec` as that user would be refused. Nothing was changed. `files: 'engine'` on createSession/resumeSession acts with the engine's privileges instead.
  */
 export class PermissionDeniedError extends BerthError<PermissionDeniedDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

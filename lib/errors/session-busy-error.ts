@@ -24,6 +24,7 @@ export interface SessionBusyDetails {
  * `E_SESSION_BUSY`: The session is held by a live (or unknown) process: `exclusive` resume, a lost take-over race, or a session still initialising (`reason: 'initialising'`).
  */
 export class SessionBusyError extends BerthError<SessionBusyDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

@@ -28,6 +28,7 @@ export interface SessionDeadDetails {
  * `E_SESSION_DEAD`: The session's container is not running (or is gone) and berth did not stop or remove it: the memory limit killed it, its init exited, a signal ended it, its engine restarted, or something outside berth removed it. `details.cause` says which (docs/operations.md "Cause of death").
  */
 export class SessionDeadError extends BerthError<SessionDeadDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

@@ -28,6 +28,7 @@ export interface SessionExistsDetails {
  * `E_SESSION_EXISTS`: createSession found the derived container name taken. Nothing was adopted, started or removed; `details` say what holds the name.
  */
 export class SessionExistsError extends BerthError<SessionExistsDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

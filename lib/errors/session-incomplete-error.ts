@@ -22,6 +22,7 @@ export interface SessionIncompleteDetails {
  * `E_SESSION_INCOMPLETE`: The session never finished its setup and its creator is dead; the reaper removes such containers.
  */
 export class SessionIncompleteError extends BerthError<SessionIncompleteDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

@@ -17,6 +17,7 @@ export interface SessionNotFoundDetails {
  * `E_SESSION_NOT_FOUND`: resumeSession found no container under the derived name.
  */
 export class SessionNotFoundError extends BerthError<SessionNotFoundDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

@@ -35,6 +35,7 @@ export interface SetupFailedDetails {
  * `E_SETUP_FAILED`: A setup command exited non-zero, or the container was not running after its start or its setup (its entrypoint or init exited: `details.stage`, `state`, `exitCode`, `log`); the container berth created for it was removed by id (a failed removal is attached as `cause`).
  */
 export class SetupFailedError extends BerthError<SetupFailedDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

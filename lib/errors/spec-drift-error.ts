@@ -19,6 +19,7 @@ export interface SpecDriftDetails {
  * `E_SPEC_DRIFT`: resumeSession with `onDrift: 'error'` found fields that differ from the creation spec; nothing was adopted.
  */
 export class SpecDriftError extends BerthError<SpecDriftDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

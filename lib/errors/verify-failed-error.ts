@@ -24,6 +24,7 @@ export interface VerifyFailedDetails {
  * `details.findings` lists them; `recreateSession` is the way out of most.
  */
 export class VerifyFailedError extends BerthError<VerifyFailedDetails> {
+  /** @internal The `Symbol.for` brand that `isInstance` checks (across copies of the package). */
   protected readonly [SYMBOL] = true;
   /** The code every instance carries. */
   static readonly CODE = CODE;

@@ -1,3 +1,10 @@
+/**
+ * The AI SDK harness sandbox provider: {@link createDockerSandboxProvider} returns a
+ * `HarnessV1SandboxProvider` for `HarnessAgent`, each harness session in its own container.
+ * Guide: `docs/harness.md`.
+ *
+ * @module @berth/core/harness
+ */
 export {
   createDockerSandboxProvider,
   DEFAULT_MAX_FILE_BYTES,

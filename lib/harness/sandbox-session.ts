@@ -121,7 +121,16 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
    */
   readonly run = async (
     options: ProcessOptions,
-  ): Promise<{ exitCode: number; stdout: string; stderr: string; truncated: boolean }> => {
+  ): Promise<{
+    /** The exit code as the engine reports it (a killed process: its signal's code, e.g. 143). */
+    exitCode: number;
+    /** Standard output as UTF-8 text, its head when `truncated`. */
+    stdout: string;
+    /** Standard error as UTF-8 text, its head when `truncated`. */
+    stderr: string;
+    /** True when the output was cut at `maxOutputBytes` (or the process-wide buffer budget). */
+    truncated: boolean;
+  }> => {
     const { command, cwd, env, abortSignal } = this.#commandOptions(options);
     try {
       const result = await this.#session.execText(['sh', '-c', command], {
@@ -198,15 +207,35 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     return { maxBytes: this.#caps.maxFileBytes, ...(abortSignal ? { abortSignal } : {}) };
   }
 
+  /**
+   * Writes the file from a stream of bytes (spooled on this host, never held in memory), as
+   * `Session.writeFileStream`: atomically, as the session's user, parents created. A relative
+   * `path` is resolved against `defaultWorkingDirectory`. Failures are berth's errors
+   * (`E_PERMISSION_DENIED`, `E_NO_SPACE`, ...; codes in the core's `Session::write_file` doc).
+   */
   readonly writeFile = async ({ path, content, abortSignal }: StreamWriteOptions): Promise<void> =>
     this.#session.writeFileStream(this.#path(path), content, abortSignal ? { abortSignal } : {});
 
+  /**
+   * Writes the bytes to the file, as `Session.writeFile`: atomically, as the session's user,
+   * parents created. A relative `path` is resolved against `defaultWorkingDirectory`.
+   */
   readonly writeBinaryFile = async ({ path, content, abortSignal }: BinaryWriteOptions): Promise<void> =>
     this.#session.writeFile(this.#path(path), content, abortSignal ? { abortSignal } : {});
 
+  /**
+   * Writes the text to the file in `encoding` (default UTF-8; one Node does not know is
+   * `E_INVALID_ARGUMENT`), as `Session.writeFile`. A relative `path` is resolved against
+   * `defaultWorkingDirectory`.
+   */
   readonly writeTextFile = async ({ path, content, abortSignal, encoding }: TextWriteOptions): Promise<void> =>
     this.#session.writeFile(this.#path(path), encodeText(content, encoding), abortSignal ? { abortSignal } : {});
 
+  /**
+   * The URL a published container port is reached at from this host, e.g.
+   * `http://127.0.0.1:49153` (`protocol` defaults to `http`), from `Session.hostAddress`: a port
+   * the sandbox was not created with is `E_INVALID_ARGUMENT`. Engine API: `GET /containers/{id}/json`.
+   */
   readonly getPortEndpoint = async ({
     port,
     protocol = 'http',

@@ -34,8 +34,8 @@ const FILESYSTEM_FIELDS = ['user', 'workDir', 'setupCommands', 'readOnlyRootFile
  * The template key of `identity` for sessions made from `spec`: SHA-256 (40 hex characters) over
  * what makes two templates differ: the identity (the harness's bootstrap hash), the image id the
  * spec's image resolves to now (`imageId`; a retagged image builds a new template), the spec's
- * filesystem fields ({@link FILESYSTEM_FIELDS}: user, working directory, setup commands,
- * read-only root and its writable paths) and the mount points. Never the caller's labels, env,
+ * filesystem fields (`user`, `workDir`, `setupCommands`, `readOnlyRootFilesystem` and
+ * `writablePaths`) and the mount points. Never the caller's labels, env,
  * prefix or limits: two runs under different labels share one template.
  */
 export function templateKey(identity: string, spec: ProviderSpec, imageId: string): string {
