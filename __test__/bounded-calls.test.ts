@@ -221,6 +221,48 @@ describe.skipIf(!engineAvailable())('a session whose engine stops answering', ()
       proxy.recover();
     }
   });
+
+  test('kill() while the engine stops answering: kill() and wait() settle by the process\'s timeoutMs or its signal, not by the tree kill\'s own bounds', async ({
+    sessionId,
+    labels,
+    track,
+  }) => {
+    const s = track(await createSession({ sessionId, image: TEST_IMAGE, labels, socketPath: proxy.socketPath }));
+    // The tree kill is an engine exec, which hangs: the process goes on, and the wait for its
+    // end and for the kill stops at its deadline (over the channel, opened before the hang, and
+    // through the engine: stdin over the channel's limit) or at its spawn's signal.
+    const overChannelAt = performance.now();
+    const overChannel = await s.spawn(['sleep', '100'], { timeoutMs: 2000 });
+    const throughEngineAt = performance.now();
+    const throughEngine = await s.spawn(['sleep', '100'], { timeoutMs: 2000, stdin: Buffer.alloc(17 * 1024 * 1024) });
+    const controller = new AbortController();
+    const signalled = await s.spawn(['sleep', '100'], { abortSignal: controller.signal });
+    proxy.hangAll();
+    try {
+      let abortedAt = Number.NaN;
+      controller.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
+      const settled = (p: Promise<void>, from: () => number) => p.then(() => performance.now() - from());
+      const kills = [
+        settled(overChannel.kill(), () => overChannelAt + 2000),
+        settled(throughEngine.kill(), () => throughEngineAt + 2000),
+        settled(signalled.kill(), () => abortedAt),
+      ];
+      setTimeout(() => controller.abort(), ABORT_AFTER_MS);
+      const [channelLate, engineLate, abortLate] = await Promise.all(kills);
+      console.info(
+        `[berth tests] kill() on a hung engine settled ${Math.round(channelLate)} ms (channel) and ${Math.round(engineLate)} ms (engine) after the deadline, ${Math.round(abortLate)} ms after the abort`,
+      );
+      expect(channelLate, 'over the channel, after the deadline').toBeLessThan(SETTLE_MS);
+      expect(engineLate, 'through the engine, after the deadline').toBeLessThan(SETTLE_MS);
+      expect(abortLate, 'after the abort').toBeLessThan(SETTLE_MS);
+      await expectBerthError(overChannel.wait(), ExecTimeoutError);
+      await expectBerthError(throughEngine.wait(), ExecTimeoutError);
+      await expectBerthError(signalled.wait(), AbortedError);
+    } finally {
+      proxy.recover();
+    }
+    expect((await s.exec(['echo', 'after'])).stdout.toString()).toBe('after\n');
+  });
 });
 
 describe.skipIf(!engineAvailable())('a create whose answer is lost', () => {

@@ -173,7 +173,8 @@ impl Credit {
 }
 
 impl Channel {
-    /// Starts the helper at `path` as `user` and waits for its hello.
+    /// Starts the helper at `path` as `user` (the exec's create and start bounded by `engine`'s
+    /// scope) and waits for its hello, for at most [`HELLO_TIMEOUT_MS`] whatever the scope says.
     pub async fn open(
         engine: &Engine,
         id: &str,
@@ -192,20 +193,14 @@ impl Channel {
             .map_err(|_| OpenFailure::Engine)?;
         let mut output = launched.output;
         let mut buf = Vec::new();
-        let hello = engine
-            .step(async {
-                Ok(tokio::time::timeout(
-                    Duration::from_millis(HELLO_TIMEOUT_MS),
-                    next_frame(&mut output, &mut buf),
-                )
-                .await)
-            })
-            .await;
-        // The command's abort or deadline came first: that says nothing of the helper.
-        let Ok(hello) = hello else {
-            launch::spawn_kill_tree(engine, id, &launched.marker);
-            return Err(OpenFailure::Engine);
-        };
+        // Not bounded by the command's deadline or signal: the pool runs the open in the
+        // background past them (`super::CommandChannels`), so a helper that never says hello
+        // is found out, once, at this bound.
+        let hello = tokio::time::timeout(
+            Duration::from_millis(HELLO_TIMEOUT_MS),
+            next_frame(&mut output, &mut buf),
+        )
+        .await;
         match hello {
             Ok(Ok(Some(f))) if f.kind == protocol::HELLO && f.payload == protocol::MAGIC => {}
             _ => {

@@ -86,6 +86,8 @@ struct Inner {
     /// Set when a helper failed: the next channel copies the helper again first (`installed`
     /// is reset under its own lock, so marking it never waits for an install in progress).
     reinstall: std::sync::atomic::AtomicBool,
+    /// When the channel of each user being opened right now began to open.
+    opening: Mutex<HashMap<Option<String>, tokio::time::Instant>>,
 }
 
 /// One user's back-off after a failed helper.
@@ -151,6 +153,17 @@ impl CommandChannels {
             .lock()
             .map(|g| g.child_token())
             .unwrap_or_default()
+    }
+
+    /// Whether a channel of `user` has been opening for [`conn::STALL_MS`] or more (a helper
+    /// that has not said hello yet): its commands take the engine path meanwhile.
+    fn opening_too_long(&self, user: &Option<String>) -> bool {
+        self.0
+            .opening
+            .lock()
+            .ok()
+            .and_then(|o| o.get(user).copied())
+            .is_some_and(|since| since.elapsed() >= Duration::from_millis(conn::STALL_MS))
     }
 
     /// Whether `user` is in back-off (its commands take the engine path).
@@ -221,6 +234,9 @@ impl CommandChannels {
                 return Ok(None);
             }
         }
+        if self.opening_too_long(user) {
+            return Ok(None);
+        }
         let Some(slot) = self
             .0
             .slots
@@ -230,7 +246,7 @@ impl CommandChannels {
         else {
             return Ok(None);
         };
-        let mut slot = engine.step(async { Ok(slot.lock().await) }).await?;
+        let mut slot = engine.step(async { Ok(slot.lock_owned().await) }).await?;
         if let Some(c) = slot.as_ref().filter(|c| c.alive()) {
             return Ok((!c.stalled()).then(|| c.clone()));
         }
@@ -241,21 +257,37 @@ impl CommandChannels {
                 return Ok(None);
             }
         }
-        Ok(
-            match Channel::open(engine, id, user.as_deref(), install::path()).await {
+        // The open goes on in the background, holding the slot, when this command's deadline
+        // or abort comes first: a helper that is merely slow to say hello serves the next
+        // commands; one that never does puts its user in back-off at the hello's own bound.
+        // Meanwhile later commands of the user take the engine path (`opening_too_long`).
+        if let Ok(mut o) = self.0.opening.lock() {
+            o.insert(user.clone(), tokio::time::Instant::now());
+        }
+        let (tx, rx) = oneshot::channel();
+        let (this, engine_, id, user_) =
+            (self.clone(), engine.clone(), id.to_string(), user.clone());
+        tokio::spawn(async move {
+            let opened = match Channel::open(&engine_, &id, user_.as_deref(), install::path()).await
+            {
                 Ok(c) => {
                     let c = Arc::new(c);
                     *slot = Some(c.clone());
                     Some(c)
                 }
                 Err(OpenFailure::Unsupported) => {
-                    drop(slot);
-                    self.failed(user);
+                    this.failed(&user_);
                     None
                 }
                 Err(OpenFailure::Engine) => None,
-            },
-        )
+            };
+            if let Ok(mut o) = this.0.opening.lock() {
+                o.remove(&user_);
+            }
+            drop(slot);
+            let _ = tx.send(opened);
+        });
+        engine.step(async { Ok(rx.await.ok().flatten()) }).await
     }
 }
 
