@@ -1,6 +1,6 @@
 // A removed session holds nothing (docs/design.md#exec, "Command channel"): remove() closes the
 // session's command channels and its file channel, so 100 lifecycles in one process (create,
-// runs, a write and a read, remove; every other one through the harness provider, ending in
+// runs, a write and a read, remove; every third one through the harness provider, ending in
 // destroy()) leave this process's open descriptors flat, with no forced GC; and a spawned process's wait() settles when its session is removed or its helper is lost,
 // even with its output unread.
 import { readdirSync } from 'node:fs';
@@ -35,7 +35,7 @@ describe.skipIf(!engineAvailable())('a removed session holds nothing', () => {
     const provider = createDockerSandboxProvider({ ...engine, image: TEST_IMAGE, labels });
     let n = 0;
     const lifecycle = async () => {
-      if (n++ % 2 === 1) {
+      if (n++ % 3 === 1) {
         // The issue's own case: a harness session's lifecycle, ended by destroy().
         const sandbox = await provider.createSession({ sessionId: testSessionId('fd') });
         try {
