@@ -169,9 +169,9 @@ describe.skipIf(!engineAvailable())('a session whose engine stops answering', ()
       await abortSettles(async (abortSignal) => (await session.spawn(['sleep', '100'], { abortSignal, user: '1234' })).wait());
       await abortSettles((abortSignal) => session.readFile('/tmp/present', { abortSignal }));
       await abortSettles((abortSignal) => session.openFile('/tmp/present', { abortSignal }));
-      // A small write goes over the channel (no engine request); one past the helper's 1 MiB
-      // takes the engine's archive upload.
-      await session.writeFile('/tmp/other', 'y', { abortSignal: AbortSignal.timeout(5000) });
+      // A small write goes over the command channel (no engine request): it still works.
+      await session.writeFile('/tmp/small', 'y', { abortSignal: AbortSignal.timeout(5000) });
+      // A write past the channel's frame (1 MiB) needs the engine: bounded by the signal.
       await abortSettles((abortSignal) => session.writeFile('/tmp/other', Buffer.alloc(2 * 1024 * 1024), { abortSignal }));
       await abortSettles((abortSignal) => session.workingDirectory({ abortSignal }));
       await abortSettles((abortSignal) => session.hostAddress(80, { abortSignal }));

@@ -170,7 +170,7 @@ describe.skipIf(!engineAvailable())('command channel', () => {
     expect((await execIn(shared.id, ['test', '-e', '/etc/owned-by-root'])).exitCode).toBe(1);
     const capped = await shared.exec(['sh', '-c', 'head -c 200000 /dev/zero; head -c 50 /dev/zero >&2'], { maxBufferBytes: 1000 });
     expect(capped).toMatchObject({ exitCode: 0, truncated: true });
-    // One cap for both streams together, kept in arrival order: stdout filled it first.
+    // One cap for both streams, in arrival order: stdout filled it, stderr came after.
     expect(capped.stdout).toEqual(Buffer.alloc(1000));
     expect(capped.stderr).toEqual(Buffer.alloc(0));
   });
@@ -345,16 +345,16 @@ describe.skipIf(!engineAvailable())('command channel', () => {
       late.abort(reason);
       await expect(running).rejects.toBe(reason);
       await waitForNoProcess(sandbox.id, 'sleep 1042');
-      // run answers the head of its output up to the provider's maxOutputBytes (64 MiB, both
-      // streams together, in arrival order), flagged, as UTF-8 text (a leading BOM kept, bytes
-      // that are not UTF-8 replaced); a command that writes less than 16 MiB past the cap ends
-      // on its own (exit code 0). stdout filled the cap: the stderr that came after is dropped.
+      // run answers the head of the output (both streams together, in arrival order) up to the
+      // provider's maxOutputBytes (64 MiB),
+      // flagged, as UTF-8 text (a leading BOM kept, bytes that are not UTF-8 replaced); a
+      // command that writes less than 16 MiB past the cap ends on its own (exit code 0).
       const big = await sandbox.run({ command: "head -c 70000000 /dev/zero | tr '\\0' a; printf 'tail\\n' >&2" });
       expect(big.exitCode).toBe(0);
       expect((big as { truncated?: boolean }).truncated).toBe(true);
       expect(big.stdout.length).toBe(64 * 1024 * 1024);
       expect(big.stdout.startsWith('aaaa') && big.stdout.endsWith('aaaa')).toBe(true);
-      expect(big.stderr).toBe('');
+      expect(big.stderr).toBe(''); // came after the cap was full
       expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '', truncated: false });
       // A command of the wrong type is E_INVALID_ARGUMENT before any engine call.
       const bad = await proxy.during(async () => {
