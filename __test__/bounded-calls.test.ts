@@ -42,6 +42,8 @@ import { TEST_IMAGE } from './helpers/test-image.mjs';
 
 /** The bound the issue names: a deadline or an abort settles the call within this, in ms. */
 const SETTLE_MS = 100;
+/** kill()'s bound past the process's deadline or signal on a hung engine, in ms (several processes settle at once there). */
+const KILL_SETTLE_MS = 1000;
 /** When the tests abort, in milliseconds after the call (the request is in flight by then). */
 const ABORT_AFTER_MS = 300;
 
@@ -223,6 +225,50 @@ describe.skipIf(!engineAvailable())('a session whose engine stops answering', ()
     } finally {
       proxy.recover();
     }
+  });
+
+  test('kill() while the engine stops answering: kill() and wait() settle by the process\'s timeoutMs or its signal, not by the tree kill\'s own bounds', async ({
+    sessionId,
+    labels,
+    track,
+  }) => {
+    const s = track(await createSession({ sessionId, image: TEST_IMAGE, labels, socketPath: proxy.socketPath }));
+    // The tree kill is an engine exec, which hangs: the process goes on, and the wait for its
+    // end and for the kill stops at its deadline (over the channel, opened before the hang, and
+    // through the engine: stdin over the channel's limit) or at its spawn's signal.
+    const overChannelAt = performance.now();
+    const overChannel = await s.spawn(['sleep', '100'], { timeoutMs: 2000 });
+    const throughEngineAt = performance.now();
+    const throughEngine = await s.spawn(['sleep', '100'], { timeoutMs: 2000, stdin: Buffer.alloc(17 * 1024 * 1024) });
+    const controller = new AbortController();
+    const signalled = await s.spawn(['sleep', '100'], { abortSignal: controller.signal });
+    proxy.hangAll();
+    try {
+      let abortedAt = Number.NaN;
+      controller.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
+      const settled = (p: Promise<void>, from: () => number) => p.then(() => performance.now() - from());
+      const kills = [
+        settled(overChannel.kill(), () => overChannelAt + 2000),
+        settled(throughEngine.kill(), () => throughEngineAt + 2000),
+        settled(signalled.kill(), () => abortedAt),
+      ];
+      setTimeout(() => controller.abort(), ABORT_AFTER_MS);
+      const [channelLate, engineLate, abortLate] = await Promise.all(kills);
+      console.info(
+        `[berth tests] kill() on a hung engine settled ${Math.round(channelLate)} ms (channel) and ${Math.round(engineLate)} ms (engine) after the deadline, ${Math.round(abortLate)} ms after the abort`,
+      );
+      // A generous bound (hang detection: before the fix each took about 13 s, the tree kill's
+      // exec create timing out); the times are logged above.
+      expect(channelLate, 'over the channel, after the deadline').toBeLessThan(KILL_SETTLE_MS);
+      expect(engineLate, 'through the engine, after the deadline').toBeLessThan(KILL_SETTLE_MS);
+      expect(abortLate, 'after the abort').toBeLessThan(KILL_SETTLE_MS);
+      await expectBerthError(overChannel.wait(), ExecTimeoutError);
+      await expectBerthError(throughEngine.wait(), ExecTimeoutError);
+      await expectBerthError(signalled.wait(), AbortedError);
+    } finally {
+      proxy.recover();
+    }
+    expect((await s.exec(['echo', 'after'])).stdout.toString()).toBe('after\n');
   });
 });
 

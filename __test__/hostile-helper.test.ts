@@ -3,18 +3,23 @@
 // next command opens a channel to the forgery. Each case: the host's RSS stays bounded, every
 // call settles within a bound, the forgery's processes are killed, the engine connection it held
 // is closed (sockets of this process, from /proc/self/fd), and the session's later commands work
-// (the user backs off to the engine exec). Beside it: an argv over the request limit is refused
-// before it is sent, on both paths, and a concurrent command on the shared channel still works.
+// (the user backs off to the engine exec). Beside it: an argv or env over the request limit is
+// refused before any engine request (counted through a proxy), on both paths and through the
+// harness, naming the part and the limit, and a concurrent command on the shared channel still works.
 //
 // Bounds (generous for a loaded 2-core CI machine): a deadline or abort settles within 1 s of
-// itself; an unanswered start is given up after 10 s (the helper's upper bound), a half-sent
-// frame after 5 s; the host's RSS grows less than 200 MiB in any case.
+// itself (each logs how late it was; the design's aim is well under 200 ms); a helper that
+// stopped answering costs later commands no wait (they take the engine path); an unanswered
+// start is given up after 10 s in the background, a half-sent frame after 5 s; the host's RSS
+// grows less than 200 MiB in any case.
 import { readdirSync, readlinkSync } from 'node:fs';
-import { afterAll, describe, expect, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { AbortedError, createSession, EngineError, ExecTimeoutError, InvalidArgumentError, type Session } from '../index.mjs';
+import { createDockerSandboxProvider } from '../harness.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
+import { startEngineProxy } from './helpers/engine-proxy.mjs';
 import { execIn } from './helpers/engine-http.mjs';
-import { waitForNoProcess } from './helpers/engine-wait.js';
+import { processesIn, waitForNoProcess } from './helpers/engine-wait.js';
 import { expectBerthError } from './helpers/expect-error.js';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
@@ -50,6 +55,7 @@ const FORGED = {
   garbage: `printf 'this is not a frame, nor is what follows\\n'; head -c 4096 /dev/urandom; exec sleep 1031`,
   hugeLength: `${hello}; ${started}; ${printf(header(1, STDOUT, 0x7fffffff))}; exec sleep 1032`,
   silentAfterHello: `${hello}; exec sleep 1033`,
+  mute: `exec sleep 1036`,
   floodPastCredit: `${hello}; ${started}; { ${printf(header(1, STDOUT, 65536))}; head -c 65536 /dev/zero; } > /tmp/frame; while :; do cat /tmp/frame; done`,
   partialFrame: `${hello}; ${started}; ${printf(header(1, STDOUT, 100).subarray(0, 5))}; exec sleep 1035`,
 };
@@ -144,7 +150,7 @@ describe.skipIf(!engineAvailable())('a forged command helper', () => {
     await nothingLeft(s, '1032', before);
   });
 
-  test('hello, then silence: a deadline and an abort settle on time; the next command waits at most 10 s, the later ones none', async ({
+  test('hello, then silence: a 3 s deadline and a 1 s abort settle on time; later commands take the engine at once, not the 10 s bound', async ({
     engine,
     sessionId,
     labels,
@@ -153,15 +159,56 @@ describe.skipIf(!engineAvailable())('a forged command helper', () => {
     const s = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
     await forged(s, FORGED.silentAfterHello);
     const before = sockets();
-    await bounded(2000, () => expectBerthError(s.exec(['echo', 'x'], { timeoutMs: 2000 }), ExecTimeoutError));
+    // Both go to the forgery together (the channel opens once): neither start is ever answered.
     const controller = new AbortController();
+    let abortedAt = Number.NaN;
+    controller.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
+    const start = performance.now();
     setTimeout(() => controller.abort(), 1000);
-    await bounded(1000, () => expectBerthError(s.exec(['echo', 'x'], { abortSignal: controller.signal }), AbortedError));
-    // No deadline: the start is given up after 10 s (counted from the first unanswered one at
-    // the latest) and the command runs through the engine.
-    const out = await bounded(10_000, () => s.exec(['echo', 'after the silence']));
-    expect(out.stdout.toString()).toBe('after the silence\n');
+    const [deadlineLate, abortLate] = await bounded(3000, () =>
+      Promise.all([
+        expectBerthError(s.exec(['echo', 'x'], { timeoutMs: 3000 }), ExecTimeoutError).then(() => performance.now() - start - 3000),
+        expectBerthError(s.exec(['echo', 'y'], { abortSignal: controller.signal }), AbortedError).then(() => performance.now() - abortedAt),
+      ]),
+    );
+    console.info(`[berth tests] silent helper: E_EXEC_TIMEOUT ${Math.round(deadlineLate)} ms after its deadline, E_ABORTED ${Math.round(abortLate)} ms after the abort`);
+    expect(deadlineLate).toBeLessThan(SLACK_MS);
+    expect(abortLate).toBeLessThan(SLACK_MS);
+    // The channel has left starts unanswered for over a second: later commands do not wait on
+    // it (the 10 s bound of the first start condemns it, then the user backs off).
+    for (const text of ['after the silence', 'and after']) {
+      const out = await bounded(3000, () => s.exec(['echo', text]));
+      expect(out.stdout.toString()).toBe(`${text}\n`);
+    }
     await nothingLeft(s, '1033', before);
+    // Not retried: the forgery is not started again (its user is in back-off).
+    expect((await processesIn(s.id)).filter((p) => p.args === 'sleep 1033')).toEqual([]);
+  });
+
+  test('no hello at all: a deadline and an abort settle on time; later commands take the engine at once', async ({ engine, sessionId, labels, track }) => {
+    const s = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
+    await forged(s, FORGED.mute);
+    const before = sockets();
+    const controller = new AbortController();
+    let abortedAt = Number.NaN;
+    controller.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
+    const start = performance.now();
+    setTimeout(() => controller.abort(), 1000);
+    // The second waits for the first's channel to open (bounded by its own signal).
+    const [deadlineLate, abortLate] = await bounded(2000, () =>
+      Promise.all([
+        expectBerthError(s.exec(['echo', 'x'], { timeoutMs: 2000 }), ExecTimeoutError).then(() => performance.now() - start - 2000),
+        expectBerthError(s.exec(['echo', 'y'], { abortSignal: controller.signal }), AbortedError).then(() => performance.now() - abortedAt),
+      ]),
+    );
+    console.info(`[berth tests] mute helper: E_EXEC_TIMEOUT ${Math.round(deadlineLate)} ms after its deadline, E_ABORTED ${Math.round(abortLate)} ms after the abort`);
+    expect(deadlineLate).toBeLessThan(SLACK_MS);
+    expect(abortLate).toBeLessThan(SLACK_MS);
+    // The hello is still awaited in the background (up to 10 s); commands meanwhile take the engine.
+    const out = await bounded(3000, () => s.exec(['echo', 'meanwhile']));
+    expect(out.stdout.toString()).toBe('meanwhile\n');
+    await nothingLeft(s, '1036', before);
+    expect((await processesIn(s.id)).filter((p) => p.args === 'sleep 1036')).toEqual([]);
   });
 
   // Past its credit, whatever the timing: the command's output is never read (a spawn), so the
@@ -196,27 +243,49 @@ describe.skipIf(!engineAvailable())('a forged command helper', () => {
 });
 
 describe.skipIf(!engineAvailable())('a request over the limit', () => {
-  test('a 9 MiB argv or env: E_INVALID_ARGUMENT naming the limit, before it is sent; a concurrent command on the channel still succeeds', async ({
-    engine,
+  let proxy: Awaited<ReturnType<typeof startEngineProxy>>;
+  beforeAll(async () => {
+    proxy = await startEngineProxy();
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await expectNoLeaks();
+  });
+
+  test('a 9 MiB argv or env: E_INVALID_ARGUMENT naming it and the limit, before any engine request; a concurrent command on the channel still succeeds', async ({
     sessionId,
     labels,
     track,
   }) => {
-    const s = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
+    // Through a proxy that counts what berth sends; the harness's run and spawn too.
+    const provider = createDockerSandboxProvider({ image: TEST_IMAGE, labels, socketPath: proxy.socketPath });
+    const sandbox = await provider.createSession({ sessionId });
+    const s = track((sandbox as unknown as { berthSession: Session }).berthSession);
     await s.exec(['true']); // the channel is open
     const running = s.exec(['sh', '-c', 'sleep 3; echo ok']);
     const big = 'x'.repeat(9 * 1024 * 1024);
-    for (const call of [
-      () => s.exec(['echo', big]),
-      () => s.exec(['true'], { env: { BIG: big } }),
-      () => s.spawn(['echo', big]),
+    const sent = proxy.requests.length;
+    const calls: ['argv' | 'env', () => PromiseLike<unknown>][] = [
+      ['argv', () => s.exec(['echo', big])],
+      ['env', () => s.exec(['true'], { env: { BIG: big } })],
+      ['argv', () => s.spawn(['echo', big])],
+      ['env', () => s.spawn(['true'], { env: { BIG: big } })],
+      ['env', () => s.execText(['true'], { env: { A: big.slice(0, 5 * 1024 * 1024), B: big.slice(0, 4 * 1024 * 1024) } })],
+      ['env', () => sandbox.run({ command: 'true', env: { BIG: big } })],
+      ['argv', () => sandbox.run({ command: `echo ${big}` })],
+      ['env', () => sandbox.spawn({ command: 'true', env: { BIG: big } })],
       // The engine exec path (a user without a channel yet, stdin over the channel's limit) alike.
-      () => s.exec(['echo', big], { user: '4321' }),
-      () => s.exec(['echo', big], { stdin: Buffer.alloc(17 * 1024 * 1024) }),
-    ]) {
-      const error = await expectBerthError(call(), InvalidArgumentError);
-      expect(error.message).toMatch(/8388608 bytes/);
+      ['argv', () => s.exec(['echo', big], { user: '4321' })],
+      ['env', () => s.exec(['true'], { env: { BIG: big }, stdin: Buffer.alloc(17 * 1024 * 1024) })],
+    ];
+    for (const [field, call] of calls) {
+      const error = await expectBerthError(Promise.resolve(call()), InvalidArgumentError);
+      expect(error.details.field).toBe(field);
+      expect(error.message).toMatch(new RegExp(`\\b${field} takes \\d+ bytes`));
+      expect(error.message).toMatch(/over the limit of 8388608 bytes/);
     }
+    // Refused before it was sent: not one engine request for any of them.
+    expect(proxy.requests.slice(sent)).toEqual([]);
     const out = await running;
     expect(out).toMatchObject({ exitCode: 0 });
     expect(out.stdout.toString()).toBe('ok\n');

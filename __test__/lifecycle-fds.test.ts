@@ -1,11 +1,12 @@
 // A removed session holds nothing (docs/design.md#exec, "Command channel"): remove() closes the
 // session's command channels and its file channel, so 100 lifecycles in one process (create,
-// runs, a write and a read, remove) leave this process's open descriptors flat, with no forced
-// GC; and a spawned process's wait() settles when its session is removed or its helper is lost,
+// runs, a write and a read, remove; every third one through the harness provider, ending in
+// destroy()) leave this process's open descriptors flat, with no forced GC; and a spawned process's wait() settles when its session is removed or its helper is lost,
 // even with its output unread.
 import { readdirSync } from 'node:fs';
 import { afterAll, describe, expect, vi } from 'vitest';
 import { createSession, EngineError } from '../index.mjs';
+import { createDockerSandboxProvider } from '../harness.mjs';
 import { engineAvailable } from './helpers/engine-available.js';
 import { execIn } from './helpers/engine-http.mjs';
 import { processesIn, waitForProcess } from './helpers/engine-wait.js';
@@ -30,8 +31,22 @@ describe.skipIf(!engineAvailable())('a removed session holds nothing', () => {
     await expectNoLeaks();
   });
 
-  test(`${LIFECYCLES} lifecycles (create, a run, a write and a read, remove): open descriptors flat`, async ({ engine, labels }) => {
+  test(`${LIFECYCLES} lifecycles (create, a run, a write and a read, remove or the harness's destroy): open descriptors flat`, async ({ engine, labels }) => {
+    const provider = createDockerSandboxProvider({ ...engine, image: TEST_IMAGE, labels });
+    let n = 0;
     const lifecycle = async () => {
+      if (n++ % 3 === 1) {
+        // The issue's own case: a harness session's lifecycle, ended by destroy().
+        const sandbox = await provider.createSession({ sessionId: testSessionId('fd') });
+        try {
+          expect((await sandbox.run({ command: 'echo 1' })).stdout).toBe('1\n');
+          await sandbox.writeTextFile({ path: '/tmp/note.txt', content: 'note' });
+          expect(await sandbox.readTextFile({ path: '/tmp/note.txt' })).toBe('note');
+        } finally {
+          await sandbox.destroy();
+        }
+        return;
+      }
       const s = await createSession({ ...engine, sessionId: testSessionId('fd'), image: TEST_IMAGE, labels });
       try {
         for (let i = 0; i < 1; i++) expect((await s.exec(['echo', String(i)])).stdout.toString()).toBe(`${i}\n`);

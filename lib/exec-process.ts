@@ -50,9 +50,12 @@ export class ExecProcess {
   }
 
   /**
-   * Kills the process and every process it started in the container (TERM, then KILL), and
-   * resolves once it ended (the tree kill's own steps are bounded, about 10 s at worst, and so
-   * is the process's `timeoutMs`). Idempotent; harmless after the process ended. From the call
+   * Kills the process and every process it started in the container (TERM, then KILL: one
+   * engine exec), and resolves once it ended and the tree kill finished, or at the process's
+   * own `timeoutMs` (counted from `spawn`) or its spawn's `abortSignal` when sooner (then
+   * {@link ExecProcess.wait} says `E_EXEC_TIMEOUT` / `E_ABORTED`, or the exit code if the
+   * process had ended). Without those, at most 20 s for the output to end and 10 s more for the
+   * tree kill; the kill goes on in the background after. Idempotent; harmless after the process ended. From the call
    * on, output is delivered only while a stream's queue has room (the rest is dropped), so
    * streams nobody reads never keep a killed process alive.
    *

@@ -72,8 +72,9 @@ impl BindingExecProcess {
         env.spawn_future(async move { js(inner.wait().await) })
     }
 
-    /// Kills the process and its children in the container, and resolves once it ended.
-    /// Idempotent. `token` (the caller's `abortSignal`) rejects it with `E_ABORTED` at once;
+    /// Kills the process and its children in the container, and resolves once it ended and
+    /// its tree kill finished, never later than the process's own deadline or signal (see
+    /// `ExecProcess::kill` in the core for the ceilings). Idempotent. `token` (the caller's `abortSignal`) rejects it with `E_ABORTED` at once;
     /// the kill goes on in the background and `wait()` still settles.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn kill<'e>(

@@ -24,7 +24,7 @@ pub(crate) const EXEC_MARKER_ENV: &str = "BERTH_EXEC_ID";
 const EXIT_CODE_POLL_MS: u64 = 50;
 const EXIT_CODE_POLLS: u32 = 100;
 /// How long the tree-kill exec may take, in milliseconds.
-const KILL_TREE_TIMEOUT_MS: u64 = 10_000;
+pub(crate) const KILL_TREE_TIMEOUT_MS: u64 = 10_000;
 /// How long a killed command's output may go on before berth stops waiting for its end, in
 /// milliseconds (20 s: the tree kill's own bound and then as much again). Only a command helper
 /// that ignores its `KILL` (a forgery: the sandbox's root replaced it) or an engine that keeps

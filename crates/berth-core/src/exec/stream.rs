@@ -197,10 +197,14 @@ impl ExecProcess {
     }
 
     /// Kills the process and its children (TERM, then KILL: see
-    /// [`crate::exec::launch::kill_tree`], bounded by its own per-step timeouts and the
-    /// process's `timeout_ms`) and waits until the exec ended, or until `cancel` fires:
-    /// `E_ABORTED` then, at once, while the kill goes on in the background and
-    /// [`ExecProcess::wait`] still settles. Idempotent; a process that already ended is left
+    /// [`crate::exec::launch::kill_tree`]) and waits until the exec ended and its tree kill
+    /// finished, or until `cancel` fires: `E_ABORTED` then, at once, while the kill goes on in
+    /// the background and [`ExecProcess::wait`] still settles. The wait never outlasts the
+    /// process's own deadline (`timeout_ms`, counted from the spawn: `wait()` then settles
+    /// `E_EXEC_TIMEOUT`, or with the exit code when the process had ended) or its spawn's
+    /// signal; the fixed bounds are only ceilings: the output's end at most
+    /// [`crate::exec::launch::KILLED_END_TIMEOUT_MS`] after the kill (`E_ENGINE` past it), the
+    /// tree kill awaited at most [`crate::exec::launch::KILL_TREE_TIMEOUT_MS`] after that. Idempotent; a process that already ended is left
     /// alone. Its exit code (for example 143) stays readable through [`ExecProcess::wait`].
     /// From the call on, output is delivered only where a stream's queue has room (the rest is
     /// dropped), so an unread stream cannot keep a killed exec open.
@@ -343,9 +347,7 @@ impl Pump {
         };
         writer.abort();
         drop(output);
-        if let Some(k) = killing {
-            let _ = k.await;
-        }
+        let ended_by_itself = interrupted.is_none();
         let outcome = match interrupted {
             // The channel's reader reported why; an engine exec's container is being stopped or
             // removed, or was stopped outside berth (its output dropped first, so the engine
@@ -369,12 +371,27 @@ impl Pump {
                 None => exit.code(&self.engine).await,
             },
             Some(err) => {
-                if matches!(err, Error::ExecTimeout { .. } | Error::Aborted { .. }) {
+                // A kill already under way goes on in the background (its task is not awaited).
+                if killing.is_none()
+                    && matches!(err, Error::ExecTimeout { .. } | Error::Aborted { .. })
+                {
                     launch::spawn_kill_tree(&self.engine, &self.id, &marker);
                 }
                 Err(err.with_output(out_tail.take(), err_tail.take()))
             }
         };
+        if let (Some(k), true) = (killing, ended_by_itself) {
+            // `kill()`: the process ended; its tree kill (the children it left) is awaited too,
+            // but never past the process's deadline or signal, and at most
+            // `launch::KILL_TREE_TIMEOUT_MS` from here: the kill goes on in the background then.
+            let sleep = launch::deadline(self.at);
+            tokio::select! {
+                _ = k => {}
+                _ = sleep => {}
+                _ = self.cancel.cancelled() => {}
+                _ = tokio::time::sleep(std::time::Duration::from_millis(launch::KILL_TREE_TIMEOUT_MS)) => {}
+            }
+        }
         if let Err(e) = &outcome {
             // Each stream ends with the error, once its reader got what was queued before it.
             for tx in [self.out_tx.clone(), self.err_tx.clone()] {

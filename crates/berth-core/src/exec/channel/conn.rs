@@ -36,6 +36,12 @@ const HELLO_TIMEOUT_MS: u64 = 10_000;
 /// bound: the command's deadline or abort comes first; a start left unanswered this long
 /// condemns the channel even when its caller went away sooner).
 const START_TIMEOUT_MS: u64 = 10_000;
+/// How long a `START` or `WRITE` may go unanswered before the channel counts as stalled, in
+/// milliseconds: the genuine helper answers as soon as it forked (a `WRITE`: wrote at most
+/// [`protocol::MAX_WRITE_BYTES`]), in milliseconds even on a loaded machine. A stalled
+/// channel takes no new request ([`Channel::stalled`]: they take the engine path), so only
+/// the requests already sent wait for [`START_TIMEOUT_MS`] (or their caller's deadline).
+pub(crate) const STALL_MS: u64 = 1_000;
 /// How long the helper may take to answer a `WRITE`, in milliseconds (at most
 /// [`protocol::MAX_WRITE_BYTES`] to a local filesystem; an upper bound: the call's deadline or
 /// abort comes first; a write left unanswered this long condemns the channel).
@@ -91,6 +97,9 @@ struct Pending {
     /// Set for a file write (`WRITE`) instead of a command: its one answer goes here, and any
     /// other frame on its stream breaks the channel.
     written: Option<oneshot::Sender<std::result::Result<WriteReply, String>>>,
+    /// When the request (`START` or `WRITE`) was sent: with `started` or `written` still set,
+    /// how long its answer has been awaited ([`Channel::stalled`]).
+    asked: tokio::time::Instant,
 }
 
 /// What a file write over the channel came to.
@@ -164,7 +173,8 @@ impl Credit {
 }
 
 impl Channel {
-    /// Starts the helper at `path` as `user` and waits for its hello.
+    /// Starts the helper at `path` as `user` (the exec's create and start bounded by `engine`'s
+    /// scope) and waits for its hello, for at most [`HELLO_TIMEOUT_MS`] whatever the scope says.
     pub async fn open(
         engine: &Engine,
         id: &str,
@@ -183,20 +193,14 @@ impl Channel {
             .map_err(|_| OpenFailure::Engine)?;
         let mut output = launched.output;
         let mut buf = Vec::new();
-        let hello = engine
-            .step(async {
-                Ok(tokio::time::timeout(
-                    Duration::from_millis(HELLO_TIMEOUT_MS),
-                    next_frame(&mut output, &mut buf),
-                )
-                .await)
-            })
-            .await;
-        // The command's abort or deadline came first: that says nothing of the helper.
-        let Ok(hello) = hello else {
-            launch::spawn_kill_tree(engine, id, &launched.marker);
-            return Err(OpenFailure::Engine);
-        };
+        // Not bounded by the command's deadline or signal: the pool runs the open in the
+        // background past them (`super::CommandChannels`), so a helper that never says hello
+        // is found out, once, at this bound.
+        let hello = tokio::time::timeout(
+            Duration::from_millis(HELLO_TIMEOUT_MS),
+            next_frame(&mut output, &mut buf),
+        )
+        .await;
         match hello {
             Ok(Ok(Some(f))) if f.kind == protocol::HELLO && f.payload == protocol::MAGIC => {}
             _ => {
@@ -267,6 +271,22 @@ impl Channel {
         self.health.misbehaved.load(Ordering::Acquire)
     }
 
+    /// Whether a request sent over this channel (a `START` or a `WRITE`) has gone unanswered
+    /// for [`STALL_MS`] or more: a helper that stopped answering (a forgery that said hello and
+    /// nothing since, a helper stuck behind a frozen container). Such a channel takes no new
+    /// request: each later command would wait for its own answer too. It is not cut for it:
+    /// the unanswered request's bound ([`START_TIMEOUT_MS`], [`WRITE_TIMEOUT_MS`]) condemns it
+    /// (a late answer clears the stall). No engine call.
+    pub fn stalled(&self) -> bool {
+        let since = Duration::from_millis(STALL_MS);
+        match self.pending.lock() {
+            Ok(p) => p.values().any(|p| {
+                (p.started.is_some() || p.written.is_some()) && p.asked.elapsed() >= since
+            }),
+            Err(_) => true,
+        }
+    }
+
     /// Ends the channel now: the reader stops and closes the engine connection, every command
     /// still on it ends with `E_ENGINE` (`command channel`), and the helper's and those
     /// commands' process trees are killed in the background. Idempotent.
@@ -309,6 +329,7 @@ impl Channel {
                     credit: credit.clone(),
                     gone: gone.clone(),
                     written: None,
+                    asked: tokio::time::Instant::now(),
                 },
             );
         }
@@ -405,6 +426,7 @@ impl Channel {
                     credit,
                     gone: CancellationToken::new(),
                     written: Some(tx),
+                    asked: tokio::time::Instant::now(),
                 },
             );
         }

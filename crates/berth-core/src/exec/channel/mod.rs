@@ -27,7 +27,13 @@
 //! the limit, output past its credit, a half-sent frame) puts its user in back-off: that user's
 //! commands take the engine path for [`BACKOFF_FIRST_MS`], doubling with each failure up to
 //! [`BACKOFF_MAX_MS`]; the next channel after a back-off copies the helper again first (so a
-//! replaced binary is overwritten with berth's own before it is trusted again).
+//! replaced binary is overwritten with berth's own before it is trusted again). A helper that
+//! stops answering without breaking anything (it said hello, then nothing) costs one wait: a
+//! channel with a `START` or `WRITE` unanswered for [`conn::STALL_MS`] takes no new command
+//! (they take the engine path at once) until that request's bound condemns it (10 s, see
+//! [`conn`]; the caller's own deadline or abort settles it sooner). Every wait here, the one
+//! for another command's install or channel open included, is bounded by the command's
+//! deadline and signal first.
 //!
 //! Engine calls: see [`install`] (once per handle) and [`conn`] (once per channel); nothing per
 //! command.
@@ -77,6 +83,11 @@ struct Inner {
     gone: Mutex<CancellationToken>,
     /// Set once the session was removed: no channel is opened any more.
     removed: std::sync::atomic::AtomicBool,
+    /// Set when a helper failed: the next channel copies the helper again first (`installed`
+    /// is reset under its own lock, so marking it never waits for an install in progress).
+    reinstall: std::sync::atomic::AtomicBool,
+    /// When the channel of each user being opened right now began to open.
+    opening: Mutex<HashMap<Option<String>, tokio::time::Instant>>,
 }
 
 /// One user's back-off after a failed helper.
@@ -144,6 +155,17 @@ impl CommandChannels {
             .unwrap_or_default()
     }
 
+    /// Whether a channel of `user` has been opening for [`conn::STALL_MS`] or more (a helper
+    /// that has not said hello yet): its commands take the engine path meanwhile.
+    fn opening_too_long(&self, user: &Option<String>) -> bool {
+        self.0
+            .opening
+            .lock()
+            .ok()
+            .and_then(|o| o.get(user).copied())
+            .is_some_and(|since| since.elapsed() >= Duration::from_millis(conn::STALL_MS))
+    }
+
     /// Whether `user` is in back-off (its commands take the engine path).
     fn backing_off(&self, user: &Option<String>) -> bool {
         self.0
@@ -155,8 +177,8 @@ impl CommandChannels {
     }
 
     /// Puts `user` in back-off after its helper failed, and has the helper copied again
-    /// before the next channel.
-    async fn failed(&self, user: &Option<String>) {
+    /// before the next channel. Never waits.
+    fn failed(&self, user: &Option<String>) {
         if let Ok(mut all) = self.0.backoff.lock() {
             let ms = all.get(user).map_or(BACKOFF_FIRST_MS, |b| b.next_ms);
             all.insert(
@@ -167,99 +189,159 @@ impl CommandChannels {
                 },
             );
         }
-        *self.0.installed.lock().await = None;
+        self.0
+            .reinstall
+            .store(true, std::sync::atomic::Ordering::Release);
     }
 
     /// The live channel of `user`, opened (and the helper installed) when needed; `None` when
     /// the command must take the engine path. A channel found dead is replaced, unless its
-    /// helper misbehaved (then the user backs off).
+    /// helper misbehaved (then the user backs off); a live one that left a request unanswered
+    /// for [`conn::STALL_MS`] is passed over (its unanswered request's own bound condemns it),
+    /// so later commands never wait on a helper that went silent.
+    ///
+    /// Every wait is bounded by `engine`'s deadline and signal, the wait for another command
+    /// that is installing the helper or opening this user's channel too. Errors: the scope's
+    /// `E_EXEC_TIMEOUT` / `E_ABORTED`.
     async fn channel(
         &self,
         engine: &Engine,
         id: &str,
         user: &Option<String>,
-    ) -> Option<Arc<Channel>> {
+    ) -> Result<Option<Arc<Channel>>> {
         if self.0.removed.load(std::sync::atomic::Ordering::Acquire) || self.backing_off(user) {
-            return None;
+            return Ok(None);
         }
         {
-            let mut installed = self.0.installed.lock().await;
+            let mut installed = engine
+                .step(async { Ok(self.0.installed.lock().await) })
+                .await?;
+            if self
+                .0
+                .reinstall
+                .swap(false, std::sync::atomic::Ordering::AcqRel)
+            {
+                *installed = None;
+            }
             if installed.is_none() {
                 // An interrupted install (this command's abort or deadline) decides nothing.
-                *installed = Some(install::install(engine, id).await.ok()?);
+                let Ok(done) = install::install(engine, id).await else {
+                    return Ok(None);
+                };
+                *installed = Some(done);
             }
             if *installed != Some(true) {
-                return None;
+                return Ok(None);
             }
         }
-        let slot = self
+        if self.opening_too_long(user) {
+            return Ok(None);
+        }
+        let Some(slot) = self
             .0
             .slots
             .lock()
-            .ok()?
-            .entry(user.clone())
-            .or_default()
-            .clone();
-        let mut slot = slot.lock().await;
+            .ok()
+            .map(|mut slots| slots.entry(user.clone()).or_default().clone())
+        else {
+            return Ok(None);
+        };
+        let mut slot = engine.step(async { Ok(slot.lock_owned().await) }).await?;
         if let Some(c) = slot.as_ref().filter(|c| c.alive()) {
-            return Some(c.clone());
+            return Ok((!c.stalled()).then(|| c.clone()));
         }
         if let Some(dead) = slot.take() {
             if dead.misbehaved() {
                 drop(slot);
-                self.failed(user).await;
-                return None;
+                self.failed(user);
+                return Ok(None);
             }
         }
-        match Channel::open(engine, id, user.as_deref(), install::path()).await {
-            Ok(c) => {
-                let c = Arc::new(c);
-                *slot = Some(c.clone());
-                Some(c)
-            }
-            Err(OpenFailure::Unsupported) => {
-                drop(slot);
-                self.failed(user).await;
-                None
-            }
-            Err(OpenFailure::Engine) => None,
+        // The open goes on in the background, holding the slot, when this command's deadline
+        // or abort comes first: a helper that is merely slow to say hello serves the next
+        // commands; one that never does puts its user in back-off at the hello's own bound.
+        // Meanwhile later commands of the user take the engine path (`opening_too_long`).
+        if let Ok(mut o) = self.0.opening.lock() {
+            o.insert(user.clone(), tokio::time::Instant::now());
         }
+        let (tx, rx) = oneshot::channel();
+        let (this, engine_, id, user_) =
+            (self.clone(), engine.clone(), id.to_string(), user.clone());
+        tokio::spawn(async move {
+            let opened = match Channel::open(&engine_, &id, user_.as_deref(), install::path()).await
+            {
+                Ok(c) => {
+                    let c = Arc::new(c);
+                    *slot = Some(c.clone());
+                    Some(c)
+                }
+                Err(OpenFailure::Unsupported) => {
+                    this.failed(&user_);
+                    None
+                }
+                Err(OpenFailure::Engine) => None,
+            };
+            if let Ok(mut o) = this.0.opening.lock() {
+                o.remove(&user_);
+            }
+            drop(slot);
+            let _ = tx.send(opened);
+        });
+        engine.step(async { Ok(rx.await.ok().flatten()) }).await
     }
+}
+
+/// The bytes a length-prefixed string of `n` bytes takes in a `START`.
+fn string_bytes(n: usize) -> usize {
+    4 + n
+}
+
+/// The bytes `argv` takes in a `START` (its count, then each argument).
+fn argv_bytes(argv: &[String]) -> usize {
+    4 + argv.iter().map(|a| string_bytes(a.len())).sum::<usize>()
+}
+
+/// The bytes `env` takes in a `START` (its count, then each name and value).
+fn env_bytes(env: &std::collections::BTreeMap<String, String>) -> usize {
+    4 + env
+        .iter()
+        .map(|(k, v)| string_bytes(k.len()) + string_bytes(v.len()))
+        .sum::<usize>()
 }
 
 /// The bytes a `START` carrying `argv` and `opts` takes (its marker is 24 hex digits), as
 /// [`Request::encode`] lays it out.
 fn request_bytes(argv: &[String], opts: &ExecOptions) -> usize {
-    let strings = |n: usize| 4 + n;
-    strings(24)
-        + strings(opts.cwd.as_deref().map_or(0, str::len))
-        + 4
-        + opts
-            .env
-            .iter()
-            .map(|(k, v)| strings(k.len()) + strings(v.len()))
-            .sum::<usize>()
-        + 4
-        + argv.iter().map(|a| strings(a.len())).sum::<usize>()
+    string_bytes(24)
+        + string_bytes(opts.cwd.as_deref().map_or(0, str::len))
+        + env_bytes(&opts.env)
+        + argv_bytes(argv)
         + 1
 }
 
 /// Refuses a command whose argv, env and cwd together are over one request's limit
 /// ([`protocol::MAX_PAYLOAD_BYTES`], 8 MiB), before anything is sent, on either path (the
-/// helper would drop the channel; the engine's own limits differ by engine).
-/// Errors: `E_INVALID_ARGUMENT` (field `argv`) naming the size and the limit in bytes.
+/// helper would drop the channel; the engine's own limits differ by engine). stdin has no such
+/// limit: it travels in chunks of its own, never in the request.
+///
+/// Errors: `E_INVALID_ARGUMENT` whose field is the larger of `argv` and `env` (the one to
+/// shrink; `cwd` is at most 4 095 bytes), its message naming that field's size, the request's
+/// and the limit, in bytes.
 pub(crate) fn validate_request_size(argv: &[String], opts: &ExecOptions) -> Result<()> {
     let n = request_bytes(argv, opts);
-    if n > protocol::MAX_PAYLOAD_BYTES {
-        return Err(Error::invalid(
-            "argv",
-            format!(
-                "argv, env and cwd come to {n} bytes, over the limit of {} bytes for one command",
-                protocol::MAX_PAYLOAD_BYTES
-            ),
-        ));
+    if n <= protocol::MAX_PAYLOAD_BYTES {
+        return Ok(());
     }
-    Ok(())
+    let (a, e) = (argv_bytes(argv), env_bytes(&opts.env));
+    let (field, size) = if e > a { ("env", e) } else { ("argv", a) };
+    Err(Error::invalid(
+        field,
+        format!(
+            "{field} takes {size} bytes and the command's argv, env and cwd together {n} bytes, \
+             over the limit of {} bytes (8 MiB) for one command",
+            protocol::MAX_PAYLOAD_BYTES
+        ),
+    ))
 }
 
 /// Starts `argv` over `channels` in container `id`; `Ok(None)` when the command must take the
@@ -295,7 +377,7 @@ pub(crate) async fn launch(
     };
     // A channel that broke before answering is replaced once.
     for _ in 0..2 {
-        let Some(channel) = channels.channel(engine, id, &opts.user).await else {
+        let Some(channel) = channels.channel(engine, id, &opts.user).await? else {
             return Ok(None);
         };
         match channel
@@ -343,7 +425,7 @@ pub(crate) async fn write_file(
     if disabled() || data.len() > protocol::MAX_WRITE_BYTES {
         return Ok(None);
     }
-    let Some(channel) = channels.channel(engine, id, &None).await else {
+    let Some(channel) = channels.channel(engine, id, &None).await? else {
         return Ok(None);
     };
     Ok(match channel.write(engine, path, mode, data).await? {
@@ -388,6 +470,27 @@ mod tests {
         let big = vec!["x".repeat(protocol::MAX_PAYLOAD_BYTES)];
         let e = validate_request_size(&big, &ExecOptions::default()).unwrap_err();
         assert_eq!(e.code(), "E_INVALID_ARGUMENT");
+        assert!(
+            matches!(&e, Error::InvalidArgument { field, .. } if field == "argv"),
+            "{e:?}"
+        );
         assert!(e.to_string().contains("8388608 bytes"), "{e}");
+        // The env that weighs most is named, whatever argv is.
+        let mut opts = ExecOptions::default();
+        opts.env
+            .insert("BIG".into(), "x".repeat(protocol::MAX_PAYLOAD_BYTES));
+        let e = validate_request_size(&argv, &opts).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidArgument { field, .. } if field == "env"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("env takes 8388623 bytes"), "{e}");
+        assert!(e.to_string().contains("8388608 bytes"), "{e}");
+        // Just at the limit: accepted.
+        let mut opts = ExecOptions::default();
+        let room = protocol::MAX_PAYLOAD_BYTES - request_bytes(&argv, &opts);
+        opts.env.insert("B".into(), "x".repeat(room - 4 - 1 - 4));
+        assert_eq!(request_bytes(&argv, &opts), protocol::MAX_PAYLOAD_BYTES);
+        assert!(validate_request_size(&argv, &opts).is_ok());
     }
 }
