@@ -27,7 +27,12 @@ export interface EngineOptions {
    * (`unix:///run/podman/podman.sock`, `tcp://10.0.0.5:2375`); wins over everything else.
    */
   socketPath?: string;
-  /** How long the engine's first answer may take before `E_ENGINE_UNAVAILABLE`, in milliseconds. @default 10000 */
+  /**
+   * How long the engine's first answer (the first `GET /version` of an endpoint in this
+   * process) may take before `E_ENGINE_UNAVAILABLE`, in milliseconds. Later requests have their
+   * own per-request timeouts (docs/sessions.md "Deadlines and signals"): bound a call tighter
+   * with its `timeoutMs` or `abortSignal`. @default 10000
+   */
   connectTimeoutMs?: number;
 }
 
