@@ -60,7 +60,17 @@ export function replayer(raw, rec) {
   };
 
   async function play(recorded, subst, rename = true) {
+    // An unnamed create (the network guard's helper container, docs/network.md): its recorded id
+    // is the first unknown container id a later request names; it maps to the replayed one.
+    let unnamed = null;
     for (const r of recorded) {
+      if (unnamed) {
+        const seen = /^\/containers\/([0-9a-f]{64})\//.exec(r.path)?.[1];
+        if (seen && seen !== rec.containerId && !subst.has(seen)) {
+          subst.set(seen, unnamed);
+          unnamed = null;
+        }
+      }
       const path = apply(r.path, subst, rename);
       const body = r.body === undefined ? undefined : JSON.parse(apply(JSON.stringify(r.body), subst, rename));
       const start = /^\/exec\/([0-9a-f]{64})\/start/.exec(path);
@@ -72,7 +82,8 @@ export function replayer(raw, rec) {
       if (res.status >= 300 && !(r.method === 'DELETE' && res.status === 404)) {
         throw new Error(`raw replay ${r.method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
       }
-      if (r.method === 'POST' && /^\/containers\/create/.test(r.path)) subst.set(rec.containerId, res.body.Id);
+      if (r.method === 'POST' && /^\/containers\/create\?(.*&)?name=/.test(r.path)) subst.set(rec.containerId, res.body.Id);
+      else if (r.method === 'POST' && /^\/containers\/create/.test(r.path)) unnamed = res.body.Id;
       if (r.method === 'POST' && /^\/containers\/[0-9a-f]{64}\/exec$/.test(r.path) && oldExecId) {
         subst.set(oldExecId, res.body.Id);
       }
