@@ -121,6 +121,27 @@ async function nothingLeft(session: Session, sleepArg: string | null, before: nu
   }
 }
 
+/**
+ * Two commands at once on a forged channel: one with `timeoutMs` (`deadlineMs`), one aborted
+ * after 1 s; each must settle within SLACK_MS of its deadline or abort.
+ */
+async function deadlineAndAbortSettle(s: Session, deadlineMs: number, what: string): Promise<void> {
+  const controller = new AbortController();
+  let abortedAt = Number.NaN;
+  controller.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
+  const start = performance.now();
+  setTimeout(() => controller.abort(), 1000);
+  const [deadlineLate, abortLate] = await bounded(deadlineMs, () =>
+    Promise.all([
+      expectBerthError(s.exec(['echo', 'x'], { timeoutMs: deadlineMs }), ExecTimeoutError).then(() => performance.now() - start - deadlineMs),
+      expectBerthError(s.exec(['echo', 'y'], { abortSignal: controller.signal }), AbortedError).then(() => performance.now() - abortedAt),
+    ]),
+  );
+  console.info(`[berth tests] ${what}: E_EXEC_TIMEOUT ${Math.round(deadlineLate)} ms after its deadline, E_ABORTED ${Math.round(abortLate)} ms after the abort`);
+  expect(deadlineLate).toBeLessThan(SLACK_MS);
+  expect(abortLate).toBeLessThan(SLACK_MS);
+}
+
 describe.skipIf(!engineAvailable())('a forged command helper', () => {
   afterAll(async () => {
     await expectNoLeaks();
@@ -160,20 +181,7 @@ describe.skipIf(!engineAvailable())('a forged command helper', () => {
     await forged(s, FORGED.silentAfterHello);
     const before = sockets();
     // Both go to the forgery together (the channel opens once): neither start is ever answered.
-    const controller = new AbortController();
-    let abortedAt = Number.NaN;
-    controller.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
-    const start = performance.now();
-    setTimeout(() => controller.abort(), 1000);
-    const [deadlineLate, abortLate] = await bounded(3000, () =>
-      Promise.all([
-        expectBerthError(s.exec(['echo', 'x'], { timeoutMs: 3000 }), ExecTimeoutError).then(() => performance.now() - start - 3000),
-        expectBerthError(s.exec(['echo', 'y'], { abortSignal: controller.signal }), AbortedError).then(() => performance.now() - abortedAt),
-      ]),
-    );
-    console.info(`[berth tests] silent helper: E_EXEC_TIMEOUT ${Math.round(deadlineLate)} ms after its deadline, E_ABORTED ${Math.round(abortLate)} ms after the abort`);
-    expect(deadlineLate).toBeLessThan(SLACK_MS);
-    expect(abortLate).toBeLessThan(SLACK_MS);
+    await deadlineAndAbortSettle(s, 3000, 'silent helper');
     // The channel has left starts unanswered for over a second: later commands do not wait on
     // it (the 10 s bound of the first start condemns it, then the user backs off).
     for (const text of ['after the silence', 'and after']) {
@@ -189,21 +197,8 @@ describe.skipIf(!engineAvailable())('a forged command helper', () => {
     const s = track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels }));
     await forged(s, FORGED.mute);
     const before = sockets();
-    const controller = new AbortController();
-    let abortedAt = Number.NaN;
-    controller.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
-    const start = performance.now();
-    setTimeout(() => controller.abort(), 1000);
     // The second waits for the first's channel to open (bounded by its own signal).
-    const [deadlineLate, abortLate] = await bounded(2000, () =>
-      Promise.all([
-        expectBerthError(s.exec(['echo', 'x'], { timeoutMs: 2000 }), ExecTimeoutError).then(() => performance.now() - start - 2000),
-        expectBerthError(s.exec(['echo', 'y'], { abortSignal: controller.signal }), AbortedError).then(() => performance.now() - abortedAt),
-      ]),
-    );
-    console.info(`[berth tests] mute helper: E_EXEC_TIMEOUT ${Math.round(deadlineLate)} ms after its deadline, E_ABORTED ${Math.round(abortLate)} ms after the abort`);
-    expect(deadlineLate).toBeLessThan(SLACK_MS);
-    expect(abortLate).toBeLessThan(SLACK_MS);
+    await deadlineAndAbortSettle(s, 2000, 'mute helper');
     // The hello is still awaited in the background (up to 10 s); commands meanwhile take the engine.
     const out = await bounded(3000, () => s.exec(['echo', 'meanwhile']));
     expect(out.stdout.toString()).toBe('meanwhile\n');
