@@ -65,8 +65,9 @@ export async function resumeSession(options: ResumeSessionOptions): Promise<Sess
  * handover"): `root` (the package root), `per-handle` (the drop-in `@berth/core/container`: the
  * handle never shares this process's duty, it is `adopted` even in the creating process), or
  * `handover` (the harness provider: the duty moves to this process whether its holder lives or
- * not; of overlapping handovers the one with the highest duty generation wins, the others release
- * their record and reject `E_SESSION_BUSY`, `reason: 'taken-over'`).
+ * not; of overlapping handovers exactly one wins: one that finds another's claim not yet settled
+ * claims nothing, one that loses its claim releases its record; they reject `E_SESSION_BUSY`,
+ * `reason: 'taken-over'`).
  */
 export async function resumeWith(options: ResumeSessionOptions, rule: 'root' | 'per-handle' | 'handover'): Promise<Session> {
   expectOptions(options, 'options', RESUME_SESSION_OPTION_KEYS);

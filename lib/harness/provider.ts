@@ -107,8 +107,9 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  *   whether the previous holder lives or not (`HarnessAgent` resumes only from a payload that
  *   `detach()` or `stop()` returned), so `destroy()` of the resumed session removes the
  *   container, and the previous process's handles act as adopted from then on. The lifetime
- *   (`timeoutMs`) is renewed from the resume. Of two resumes of one payload at once exactly
- *   one gets the session; the other rejects `E_SESSION_BUSY` (`reason: 'taken-over'`).
+ *   (`timeoutMs`) is renewed from the resume. Of resumes of one payload whose `resumeSession`
+ *   calls overlap exactly one gets the session; the others reject `E_SESSION_BUSY`
+ *   (`reason: 'taken-over'`). An earlier handle's commands are not fenced (a known limit).
  *   See docs/lifetimes.md "Parked sessions and handover".
  * - `identity` (with `onFirstCreate`): the first create for an identity builds a local template
  *   image `berth-template:<key>` (key: the identity, the image id and the spec fields that

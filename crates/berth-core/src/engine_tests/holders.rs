@@ -65,7 +65,9 @@ async fn concurrent_duty_claims_round() {
             instance_id: format!("claimant-{i}"),
             ..me.clone()
         };
-        tokio::spawn(async move { claim_duty(&engine, &id, 1, &claimant, &run_labels()).await })
+        tokio::spawn(
+            async move { claim_duty(&engine, &id, 1, &claimant, &run_labels(), false).await },
+        )
     });
     let claims: Vec<_> = claims.collect();
     let mut won = 0;

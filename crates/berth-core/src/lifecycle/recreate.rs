@@ -213,7 +213,7 @@ async fn take(
         return Err(unlock(Error::aborted(OPERATION)).await);
     }
     if let Some(generation) = claim {
-        match hold::claim_duty(engine, &f.id, generation, me, &f.record_labels).await? {
+        match hold::claim_duty(engine, &f.id, generation, me, &f.record_labels, false).await? {
             Claim::Won(_) => {}
             Claim::Lost(winner) => return Err(unlock(busy("taken-over", winner.as_ref())).await),
         }

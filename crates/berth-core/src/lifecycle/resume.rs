@@ -2,7 +2,8 @@
 //!
 //! Engine calls: `GET /containers/{name}/json`, `GET /volumes?filters=...` (readiness,
 //! holder and duty records), `GET /images/{ref}/json` (drift by image id, when asked),
-//! `POST /volumes/create` (this handle's holder record, or a duty claim), then by id
+//! `POST /volumes/create` (this handle's holder record, or a duty claim; a handover's
+//! settled record as its last step), then by id
 //! `POST /containers/{id}/start` (stopped) or `POST /containers/{id}/unpause` (paused).
 
 use tokio_util::sync::CancellationToken;
@@ -24,6 +25,7 @@ use crate::ownership::holders::{duty, other_holder, Record, Role};
 use crate::ownership::provenance::not_berth_made;
 use crate::ownership::records;
 use crate::ownership::replacement::{self, settle_name};
+use crate::ownership::settled;
 use crate::session::{Ownership, Session};
 
 /// What `resumeSession` is asked for.
@@ -39,9 +41,12 @@ pub struct ResumeSpec {
     pub take_over: bool,
     /// Take the duty to remove over from its holder whether that process lives or not (the
     /// harness provider's resume: `docs/design.md#parked-sessions-and-handover`). Of
-    /// overlapping handovers exactly one keeps the duty: each re-reads the records as its last
-    /// step, and one whose generation is no longer the highest releases its record and gets
-    /// `E_SESSION_BUSY` (`reason: 'taken-over'`). Implies `take_over`.
+    /// overlapping handovers exactly one keeps the duty: one that finds another handover's
+    /// claim not yet settled (its claimant alive or unknown) claims nothing, one that loses
+    /// the claim of a generation, or whose generation is no longer the highest at its last
+    /// records check, releases its record; each gets `E_SESSION_BUSY`
+    /// (`reason: 'taken-over'`). The winner records its claim settled as its last step.
+    /// Implies `take_over`.
     pub handover: bool,
     /// The drop-in's per-handle rule: never share this process's duty (the handle is
     /// `adopted` even in the process that created the container).
@@ -72,8 +77,8 @@ pub struct ResumeSpec {
 /// `E_FOREIGN_CONTAINER` (not berth's, or another session's),
 /// `E_SESSION_BUSY` (`reason: 'initialising'`: setup still running under a live or
 /// unknown owner; `'held'`: `exclusive` and another live or unknown holder; `'taken-over'`:
-/// another process won a concurrent take-over of the same dead holder, or a later handover
-/// overlapped this one), `E_SESSION_INCOMPLETE` (setup never finished and
+/// another process won a concurrent take-over of the same dead holder, or this handover
+/// overlapped another one), `E_SESSION_INCOMPLETE` (setup never finished and
 /// its owner is dead), `E_SPEC_DRIFT` (`on_drift: Error`; nothing adopted), `E_VERIFY_FAILED`
 /// (`verify`; the hold is dropped again), `E_ABORTED`, `E_ENGINE`.
 ///
@@ -249,12 +254,10 @@ async fn adopt(
         identity::current(),
     ) {
         (Some(s), _, _) => (s.ownership, None),
-        (None, true, Some(me)) if spec.handover => {
-            match hand_over(engine, &f, &recs.holds, me).await? {
-                Claim::Won(volume) => (Ownership::Inherited, Some(volume)),
-                Claim::Lost(holder) => return Err(busy("taken-over", holder.as_ref())),
-            }
-        }
+        (None, true, Some(me)) if spec.handover => match hand_over(engine, &f, &recs, me).await? {
+            Claim::Won(volume) => (Ownership::Inherited, Some(volume)),
+            Claim::Lost(holder) => return Err(busy("taken-over", holder.as_ref())),
+        },
         (None, true, Some(me)) => match take_over(engine, &f, &recs.holds, me).await? {
             TakeOver::Won(volume) => (Ownership::Inherited, Some(volume)),
             TakeOver::Held(holder) => return Err(busy("taken-over", holder.as_ref())),
@@ -330,6 +333,15 @@ async fn adopt(
             if current.holder() != identity::current() {
                 return Err(busy("taken-over", current.holder()));
             }
+            // The claim is settled: from now on a handover is a sequential one (it claims
+            // the next generation); until now every other one lost (see `hand_over`).
+            test_gate(TEST_SETTLE_GATE_ENV).await;
+            if let Some(g) = record
+                .as_deref()
+                .and_then(|v| crate::ownership::holders::generation_of(v, &f.id))
+            {
+                settled::settle(engine, &f.id, g, &f.record_labels).await?;
+            }
         }
         if !spec.verify {
             return Ok(None);
@@ -397,7 +409,7 @@ async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
     }
     let next = current.generation() + 1;
     Ok(
-        match hold::claim_duty(engine, &f.id, next, me, &f.record_labels).await? {
+        match hold::claim_duty(engine, &f.id, next, me, &f.record_labels, false).await? {
             Claim::Won(volume) => TakeOver::Won(volume),
             Claim::Lost(winner) => TakeOver::Held(winner),
         },
@@ -406,11 +418,22 @@ async fn take_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
 
 /// The handover rule: this process claims the next duty generation whatever the current
 /// holder's liveness (`POST /volumes/create` of `berth-duty-<id>-<n + 1>`, compare-and-set:
-/// of concurrent handovers exactly one wins).
-async fn hand_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> Result<Claim> {
-    let next = duty(f.owner(), holds).generation() + 1;
-    test_gate().await;
-    hold::claim_duty(engine, &f.id, next, me, &f.record_labels).await
+/// of concurrent handovers exactly one wins), unless the current generation is another
+/// handover's claim still in progress (not settled, its claimant alive or unknown): then
+/// this one overlapped it and lost, before it wrote anything ([`settled::in_progress`]).
+async fn hand_over(
+    engine: &Engine,
+    f: &Facts,
+    recs: &records::ContainerRecords,
+    me: &Owner,
+) -> Result<Claim> {
+    let current = duty(f.owner(), &recs.holds);
+    if let Some(claimant) = settled::in_progress(&current, &recs.settled, &liveness) {
+        return Ok(Claim::Lost(claimant.cloned()));
+    }
+    let next = current.generation() + 1;
+    test_gate(TEST_GATE_ENV).await;
+    hold::claim_duty(engine, &f.id, next, me, &f.record_labels, true).await
 }
 
 /// Test-only gate before a handover's claim: when this variable names a file path, the
@@ -420,11 +443,16 @@ async fn hand_over(engine: &Engine, f: &Facts, holds: &[Record], me: &Owner) -> 
 /// ([`TEST_GATE_MAX_WAIT`]), then the handover goes on.
 const TEST_GATE_ENV: &str = "BERTH_TEST_HANDOVER_GATE";
 
+/// Test-only gate of the same kind (same protocol and bound) after a handover's claim and its
+/// last records check, right before it records the claim settled: a test holds one handover
+/// there and lets another start, which must lose (`taken-over`).
+const TEST_SETTLE_GATE_ENV: &str = "BERTH_TEST_HANDOVER_SETTLE_GATE";
+
 /// The longest a handover waits at the test-only gate: 30 s.
 const TEST_GATE_MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-async fn test_gate() {
-    let Ok(path) = std::env::var(TEST_GATE_ENV) else {
+async fn test_gate(env: &str) {
+    let Ok(path) = std::env::var(env) else {
         return;
     };
     let _ = std::fs::write(format!("{path}.{}", std::process::id()), b"");

@@ -53,7 +53,8 @@ pub(crate) enum Claim {
 ///
 /// `POST /volumes/create` of `berth-duty-<container id>-<generation>` with a fresh random
 /// token; the engine answers an existing name with the first creator's labels, so the
-/// claim is won exactly when the token read back is this one.
+/// claim is won exactly when the token read back is this one. `handover`: the claim is a
+/// handover's, in progress until [`crate::ownership::settled::settle`] records it settled.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn claim_duty(
     engine: &Engine,
@@ -61,10 +62,11 @@ pub(crate) async fn claim_duty(
     generation: u64,
     me: &Owner,
     extra: &HashMap<String, String>,
+    handover: bool,
 ) -> Result<Claim> {
     let token = new_token();
     let name = duty_volume(container_id, generation);
-    let labels = holders::encode(
+    let mut labels = holders::encode(
         container_id,
         Role::Inheritor,
         me,
@@ -72,6 +74,9 @@ pub(crate) async fn claim_duty(
         Some(generation),
         extra,
     );
+    if handover {
+        labels.insert(holders::HANDOVER.into(), "true".into());
+    }
     let back = records::create(engine, &name, labels, "claim session duty").await?;
     if back.get(TOKEN) == Some(&token) {
         return Ok(Claim::Won(name));

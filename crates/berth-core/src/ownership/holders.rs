@@ -38,6 +38,9 @@ pub(crate) const INSTANCE_ID: &str = "dev.berth.holder.instance-id";
 pub(crate) const TOKEN: &str = "dev.berth.holder.token";
 /// Duty generation (decimal, from 1) of a duty record.
 pub(crate) const GENERATION: &str = "dev.berth.duty.generation";
+/// On a duty record claimed by a handover (`"true"`): the claim counts as in progress until
+/// its settled record exists (see [`crate::ownership::settled`]).
+pub(crate) const HANDOVER: &str = "dev.berth.duty.handover";
 
 /// `dev.berth.record` value of a holder record.
 pub(crate) const KIND_HOLDER: &str = "holder";
@@ -86,6 +89,8 @@ pub struct Hold {
     pub token: String,
     /// The duty generation, for a duty record.
     pub generation: Option<u64>,
+    /// A duty record claimed by a handover (in progress until settled).
+    pub handover: bool,
 }
 
 /// One holder or duty record as read from the engine.
@@ -256,6 +261,7 @@ pub(crate) fn decode(volume: &str, labels: &HashMap<String, String>) -> Option<R
             },
             token,
             generation,
+            handover: labels.get(HANDOVER).map(String::as_str) == Some("true"),
         })
     })();
     Some(Record {

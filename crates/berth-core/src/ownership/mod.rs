@@ -11,4 +11,5 @@ pub mod records;
 pub mod removal;
 pub mod replaced;
 pub mod replacement;
+pub mod settled;
 pub mod stops;

@@ -185,6 +185,8 @@ pub(crate) struct ContainerRecords {
     /// When berth last asked the engine to stop the container, in ms since the epoch (see
     /// [`crate::ownership::stops`]).
     pub stopped_at: Option<u64>,
+    /// Duty generations whose handover finished (see [`crate::ownership::settled`]).
+    pub settled: Vec<u64>,
 }
 
 impl ContainerRecords {
@@ -221,6 +223,8 @@ pub(crate) fn group(
             }
         } else if let Some(at) = crate::ownership::stops::decode(&name, &labels, &id) {
             entry.stopped_at = entry.stopped_at.max(Some(at));
+        } else if let Some(g) = crate::ownership::settled::decode(&name, &labels, &id) {
+            entry.settled.push(g);
         } else if let Some(r) = holders::decode(&name, &labels) {
             entry.holds.push(r);
         }
