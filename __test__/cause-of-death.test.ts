@@ -114,4 +114,17 @@ describe.skipIf(!engineAvailable())('cause of death', () => {
     await expectDead(gone, 'removed-outside');
     await expect(gone.remove()).resolves.toEqual({ removed: false, reason: 'absent' });
   });
+
+  test('a command in flight when the container is removed outside berth ends E_SESSION_DEAD on either engine', async ({ engine, sessionId, labels, track }) => {
+    const session = track(await createSession({ ...engine, sessionId, labels, image: TEST_IMAGE }));
+    const inFlight = session.exec(['sleep', '30']);
+    // Running over the command channel before the removal.
+    for (let i = 0; i < 100 && (await session.exec(['pgrep', '-f', '^sleep 30$'])).exitCode !== 0; i++) {
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    await removeContainer(session.id, engine);
+    const e = await expectBerthError(inFlight, SessionDeadError);
+    // The engine may show the killed container before it removes it.
+    expect(['removed-outside', 'killed']).toContain(e.details.cause);
+  });
 });

@@ -127,6 +127,16 @@ const badCreateOptions: [string, Partial<Record<keyof CreateSessionOptions, unkn
   ['pidsLimit 0', { pidsLimit: 0 }, 'pidsLimit'],
   ['pidsLimit 1.5', { pidsLimit: 1.5 }, 'pidsLimit'],
   ["pidsLimit '64'", { pidsLimit: '64' }, 'pidsLimit'],
+  ['pidsLimit 2**40', { pidsLimit: 2 ** 40 }, 'pidsLimit'],
+  ['100,000 ports', { ports: Array.from({ length: 100_000 }, (_, i) => (i % 65535) + 1) }, 'ports'],
+  ['a port listed twice', { ports: [8080, 8081, 8080] }, 'ports[2]'],
+  ['a 300,000-character user', { user: 'u'.repeat(300_000) }, 'user'],
+  ['a 300,000-character networkMode', { networkMode: 'n'.repeat(300_000) }, 'networkMode'],
+  ['an unknown capability', { capDrop: ['NET_RAW', 'NOPE'] }, 'capDrop[1]'],
+  ['an unknown platform', { platform: 'windows/zz' }, 'platform'],
+  ['an architecture no image is built for', { platform: 'linux/zz' }, 'platform'],
+  ['a workDir over PATH_MAX', { workDir: `/${'w'.repeat(4095)}` }, 'workDir'],
+  ['a setup program name over PATH_MAX', { setupCommands: [[`/${'p'.repeat(4095)}`]] }, 'setupCommands[0][0]'],
 ];
 
 describe.skipIf(!engineAvailable())('validation', () => {
@@ -151,8 +161,8 @@ describe.skipIf(!engineAvailable())('validation', () => {
   });
 
   test('pidsLimit has one rule and one message, the core\'s, for a create and a resume spec', async ({ sessionId, labels }) => {
-    const reason = 'must be a whole number of processes, at least 1';
-    for (const pidsLimit of [-1, 0, 1.5]) {
+    const reason = "must be a whole number of processes from 1 to 4194304 (Linux's PID_MAX_LIMIT)";
+    for (const pidsLimit of [-1, 0, 1.5, 2 ** 40, 2 ** 53 + 2]) {
       const created = await expectBerthError(createSession({ sessionId, image: TEST_IMAGE, labels, socketPath: NO_ENGINE, pidsLimit }), InvalidArgumentError);
       expect(created.details).toMatchObject({ field: 'pidsLimit', reason });
       const resumed = await expectBerthError(resumeSession({ sessionId, spec: { pidsLimit }, socketPath: NO_ENGINE }), InvalidArgumentError);

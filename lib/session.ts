@@ -3,7 +3,7 @@ import { withAbort } from './abort';
 import { loadBinding, type NativeCancelToken, type NativeSession } from './binding';
 import { AbortedError } from './errors/aborted-error';
 import { ExecProcess } from './exec-process';
-import { fileStream, pipeToWriter, type ByteSource } from './file-stream';
+import { expectByteSource, fileStream, pipeToWriter, type ByteSource } from './file-stream';
 import { callNative, callNativeSync } from './native-call';
 import type {
   CallOptions,
@@ -364,6 +364,7 @@ export class Session implements AsyncDisposable {
    */
   async writeFileStream(path: string, source: ByteSource, options: WriteFileOptions = {}): Promise<void> {
     expectString(path, 'path');
+    expectByteSource(source, 'source');
     const { mode, abortSignal } = checkWriteOptions(options);
     throwIfAborted(abortSignal, 'writeFileStream');
     const writer = callNativeSync(() => this.#native.createFileWriter(path, compact({ mode })));

@@ -1,7 +1,8 @@
 import type { HarnessV1NetworkPolicy, HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint } from '@ai-sdk/harness';
 import type { ExecProcess } from '../exec-process';
 import type { Session } from '../session';
-import { invalid } from '../validate';
+import { expectByteSource } from '../file-stream';
+import { expectObject, expectOptionalSignal, expectOptionalString, expectString, invalid } from '../validate';
 import { abortReason, rejectWithAbortReason } from './abort-reason';
 import { checkLineRange, sliceLines } from './text-range';
 
@@ -84,7 +85,12 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     return this.#session;
   }
 
-  #path(path: string): string {
+  /**
+   * `path` resolved against `defaultWorkingDirectory` when relative. A path that is not a string
+   * is `E_INVALID_ARGUMENT` naming `field`; its form and length are the core's to check.
+   */
+  #path(path: unknown, field = 'path'): string {
+    expectString(path, field);
     if (path.startsWith('/')) return path;
     const base = this.defaultWorkingDirectory.replace(/\/+$/, '');
     return `${base}/${path.replace(/^\.\//, '')}`;
@@ -164,26 +170,28 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     if (options === null || typeof options !== 'object') invalid('options', 'expected an object with a command');
     const { command, workingDirectory, env, abortSignal } = options;
     if (typeof command !== 'string') invalid('command', `expected a string, got ${typeof command}`);
-    if (workingDirectory !== undefined && typeof workingDirectory !== 'string') {
-      invalid('workingDirectory', `expected a string, got ${typeof workingDirectory}`);
-    }
+    expectOptionalString(workingDirectory, 'workingDirectory');
     if (env !== undefined && (env === null || typeof env !== 'object' || Array.isArray(env))) {
       invalid('env', 'expected an object of strings');
     }
+    expectOptionalSignal(abortSignal, 'abortSignal');
     return {
       command,
-      cwd: this.#path(workingDirectory ?? this.defaultWorkingDirectory),
+      cwd: this.#path(workingDirectory ?? this.defaultWorkingDirectory, 'workingDirectory'),
       env: env ? { env } : {},
       abortSignal: abortSignal ? { abortSignal } : {},
     };
   }
 
   /** The file as a stream of at most the provider's `maxFileBytes` (`E_FILE_TOO_LARGE` past it), or `null`. */
-  readonly readFile = async ({ path, abortSignal }: ReadOptions): Promise<ReadableStream<Uint8Array> | null> =>
-    this.#session.openFile(this.#path(path), this.#readOptions(abortSignal));
+  readonly readFile = async (options: ReadOptions): Promise<ReadableStream<Uint8Array> | null> => {
+    const { path, abortSignal } = fileOptions(options);
+    return this.#session.openFile(this.#path(path), this.#readOptions(abortSignal));
+  };
 
   /** The file's bytes (at most the provider's `maxFileBytes`: `E_FILE_TOO_LARGE`), or `null`. */
-  readonly readBinaryFile = async ({ path, abortSignal }: ReadOptions): Promise<Uint8Array | null> => {
+  readonly readBinaryFile = async (options: ReadOptions): Promise<Uint8Array | null> => {
+    const { path, abortSignal } = fileOptions(options);
     const bytes = await this.#session.readFile(this.#path(path), this.#readOptions(abortSignal));
     return bytes === null ? null : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
@@ -195,7 +203,8 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
    * provider's `maxFileBytes` is `E_FILE_TOO_LARGE`.
    */
   readonly readTextFile = async (options: TextReadOptions): Promise<string | null> => {
-    const { path, abortSignal, encoding = 'utf-8', startLine, endLine } = options;
+    const { path, abortSignal, encoding = 'utf-8', startLine, endLine } = fileOptions(options);
+    expectString(encoding, 'encoding');
     checkLineRange(startLine, endLine);
     const text = decoder(encoding);
     const bytes = await this.#session.readFile(this.#path(path), this.#readOptions(abortSignal));
@@ -213,36 +222,49 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
    * `path` is resolved against `defaultWorkingDirectory`. Failures are berth's errors
    * (`E_PERMISSION_DENIED`, `E_NO_SPACE`, ...; codes in the core's `Session::write_file` doc).
    */
-  readonly writeFile = async ({ path, content, abortSignal }: StreamWriteOptions): Promise<void> =>
-    this.#session.writeFileStream(this.#path(path), content, abortSignal ? { abortSignal } : {});
+  readonly writeFile = async (options: StreamWriteOptions): Promise<void> => {
+    const { path, content, abortSignal } = fileOptions(options);
+    expectByteSource(content, 'content');
+    return this.#session.writeFileStream(this.#path(path), content, abortSignal ? { abortSignal } : {});
+  };
 
   /**
    * Writes the bytes to the file, as `Session.writeFile`: atomically, as the session's user,
    * parents created. A relative `path` is resolved against `defaultWorkingDirectory`.
    */
-  readonly writeBinaryFile = async ({ path, content, abortSignal }: BinaryWriteOptions): Promise<void> =>
-    this.#session.writeFile(this.#path(path), content, abortSignal ? { abortSignal } : {});
+  readonly writeBinaryFile = async (options: BinaryWriteOptions): Promise<void> => {
+    const { path, content, abortSignal } = fileOptions(options);
+    if (!(content instanceof Uint8Array)) invalid('content', 'expected a Uint8Array');
+    return this.#session.writeFile(this.#path(path), content, abortSignal ? { abortSignal } : {});
+  };
 
   /**
    * Writes the text to the file in `encoding` (default UTF-8; one Node does not know is
    * `E_INVALID_ARGUMENT`), as `Session.writeFile`. A relative `path` is resolved against
    * `defaultWorkingDirectory`.
    */
-  readonly writeTextFile = async ({ path, content, abortSignal, encoding }: TextWriteOptions): Promise<void> =>
-    this.#session.writeFile(this.#path(path), encodeText(content, encoding), abortSignal ? { abortSignal } : {});
+  readonly writeTextFile = async (options: TextWriteOptions): Promise<void> => {
+    const { path, content, abortSignal, encoding } = fileOptions(options);
+    expectString(content, 'content');
+    expectOptionalString(encoding, 'encoding');
+    const resolved = this.#path(path);
+    return this.#session.writeFile(resolved, encodeText(content, encoding), abortSignal ? { abortSignal } : {});
+  };
 
   /**
    * The URL a published container port is reached at from this host, e.g.
    * `http://127.0.0.1:49153` (`protocol` defaults to `http`), from `Session.hostAddress`: a port
    * the sandbox was not created with is `E_INVALID_ARGUMENT`. Engine API: `GET /containers/{id}/json`.
    */
-  readonly getPortEndpoint = async ({
-    port,
-    protocol = 'http',
-  }: {
+  readonly getPortEndpoint = async (options: {
     port: number;
     protocol?: 'http' | 'https' | 'ws';
-  }): Promise<HarnessV1PortEndpoint> => ({ url: `${protocol}://${await this.#session.hostAddress(port)}` });
+  }): Promise<HarnessV1PortEndpoint> => {
+    expectObject(options, 'options');
+    const { port, protocol = 'http' } = options;
+    if (!PROTOCOLS.includes(protocol)) invalid('protocol', `expected one of ${PROTOCOLS.join(', ')}`);
+    return { url: `${protocol}://${await this.#session.hostAddress(port)}` };
+  };
 
   /** @deprecated Use `getPortEndpoint` instead (as the harness interface says). */
   readonly getPortUrl = async (options: { port: number; protocol?: 'http' | 'https' | 'ws' }): Promise<string> =>
@@ -284,6 +306,7 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
    * `reason: 'not-owner'` on an adopted one). See `Session.setNetworkPolicy`.
    */
   readonly setNetworkPolicy = async (policy: HarnessV1NetworkPolicy): Promise<void> => {
+    expectObject(policy, 'policy');
     if (policy.mode === 'custom') {
       invalid('policy.mode', "berth cannot enforce host or CIDR rules; use 'allow-all' or 'deny-all'");
     }
@@ -307,6 +330,20 @@ export function restrictedView(s: SandboxSession): SandboxSession {
     spawn: s.spawn,
     run: s.run,
   });
+}
+
+/** The URL schemes `getPortEndpoint` answers with. */
+const PROTOCOLS: readonly unknown[] = ['http', 'https', 'ws'];
+
+/**
+ * The options object of a file call, with its `abortSignal` checked: anything else (a missing
+ * object, a wrong signal) is `E_INVALID_ARGUMENT` before any engine call. The harness may pass
+ * keys of its own, so unknown keys are not refused here.
+ */
+function fileOptions<T extends { abortSignal?: AbortSignal }>(options: T): T {
+  expectObject(options, 'options');
+  expectOptionalSignal(options.abortSignal, 'abortSignal');
+  return options;
 }
 
 /** The default of each cap (64 MiB), when the session is made without the provider's. */

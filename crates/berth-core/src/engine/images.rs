@@ -382,6 +382,8 @@ mod tests {
     fn platforms() {
         assert!(validate_platform("linux/amd64").is_ok());
         assert!(validate_platform("linux/arm64/v8").is_ok());
+        assert!(validate_platform("linux/arm/v7").is_ok());
+        assert!(validate_platform("linux/s390x").is_ok());
         for bad in [
             "linux",
             "",
@@ -389,6 +391,9 @@ mod tests {
             "Linux/amd64",
             "a/b/c/d",
             "linux/amd 64",
+            "windows/zz",
+            "windows/amd64",
+            "linux/zz",
         ] {
             let e = validate_platform(bad).unwrap_err();
             assert_eq!(e.code(), "E_INVALID_ARGUMENT", "{bad}");

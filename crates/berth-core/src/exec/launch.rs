@@ -49,6 +49,18 @@ pub(crate) fn killed_without_end() -> Error {
     }
 }
 
+/// The most an engine exec may carry in argv, env and working directory together, in bytes
+/// (1 MiB, counted as `execve` does: each string and its NUL, `KEY=value` per variable). A
+/// command over it is refused with `E_INVALID_ARGUMENT` before its exec is created. Measured
+/// on Docker 20.10 and Podman 4 (runc 1.1): 1 MiB runs; past the container's `ARG_MAX`
+/// (2 MiB with the default 8 MiB stack) the process fails with a short `E2BIG`. What wedges
+/// `runc exec` is not the size but its error text: it echoes the program name (twice), the
+/// working directory and the user, and an error over 64 KiB blocks the runtime on a full pipe
+/// (the exec, then inspect and removal of its container, hang). Those three are each bounded
+/// on every path (`PATH_MAX`, `MAX_USER_BYTES`), so an error stays under 13 KiB. The command
+/// channel has its own, larger limit (`channel::validate_request_size`).
+pub(crate) const MAX_ENGINE_EXEC_BYTES: usize = 1024 * 1024;
+
 /// The framed output of an attached exec.
 pub(crate) type ExecOutputStream =
     Pin<Box<dyn Stream<Item = std::result::Result<LogOutput, bollard::errors::Error>> + Send>>;
@@ -81,6 +93,35 @@ impl<'a> Launch<'a> {
             stdin,
         }
     }
+}
+
+impl Launch<'_> {
+    /// What this exec carries, in bytes, counted as `execve` does: argv and env strings with
+    /// their NULs (`KEY=value` per variable), plus the working directory and the user.
+    pub fn bytes(&self) -> usize {
+        self.argv.iter().map(|a| a.len() + 1).sum::<usize>()
+            + self
+                .env
+                .map_or(0, |e| e.iter().map(|(k, v)| k.len() + v.len() + 2).sum())
+            + self.cwd.map_or(0, str::len)
+            + self.user.map_or(0, str::len)
+    }
+}
+
+/// Refuses an engine exec over [`MAX_ENGINE_EXEC_BYTES`]: `E_INVALID_ARGUMENT` (field `argv`)
+/// naming its size and the limit in bytes.
+pub(crate) fn validate_engine_size(spec: &Launch<'_>) -> Result<()> {
+    let n = spec.bytes();
+    if n > MAX_ENGINE_EXEC_BYTES {
+        return Err(Error::invalid(
+            "argv",
+            format!(
+                "argv, env and cwd come to {n} bytes, over the limit of {MAX_ENGINE_EXEC_BYTES} \
+                 bytes for a command run through the engine (without the command channel)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// When an exec started now with `timeout_ms` must end (never without a timeout).
@@ -170,9 +211,10 @@ pub(crate) struct Launched {
 /// Creates and starts an exec in container `id` with a fresh marker.
 ///
 /// `POST /containers/{id}/exec` then `POST /exec/{exec id}/start` (attached, `Tty: false`).
-/// Errors: `E_ENGINE` (409 when the container is not running, on Docker and Podman alike),
-/// `E_ENGINE_UNAVAILABLE`.
+/// Errors: `E_INVALID_ARGUMENT` (over [`MAX_ENGINE_EXEC_BYTES`], before any call), `E_ENGINE`
+/// (409 when the container is not running, on Docker and Podman alike), `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn launch(engine: &Engine, id: &str, spec: &Launch<'_>) -> Result<Launched> {
+    validate_engine_size(spec)?;
     let marker = Marker {
         value: hex::encode(rand::random::<[u8; 12]>()),
         user: spec.user.map(str::to_string),
@@ -393,4 +435,32 @@ pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &Marker) {
 pub(crate) fn spawn_kill_tree(engine: &Engine, id: &str, marker: &Marker) {
     let (engine, id, marker) = (engine.detached(), id.to_string(), marker.clone());
     tokio::spawn(async move { kill_tree(&engine, &id, &marker).await });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_exec_is_bounded_by_what_it_carries() {
+        let argv = vec!["sh".to_string(), "-c".into(), "x".repeat(500_000)];
+        let env = BTreeMap::from([("K".to_string(), "v".repeat(500_000))]);
+        let mut spec = Launch {
+            argv: &argv,
+            env: Some(&env),
+            cwd: Some("/w"),
+            user: Some("1000"),
+            stdin: false,
+        };
+        assert_eq!(spec.bytes(), 3 + 3 + 500_001 + 500_003 + 2 + 4);
+        assert!(validate_engine_size(&spec).is_ok());
+        let big = BTreeMap::from([("K".to_string(), "v".repeat(MAX_ENGINE_EXEC_BYTES))]);
+        spec.env = Some(&big);
+        let e = validate_engine_size(&spec).unwrap_err();
+        assert_eq!(e.code(), "E_INVALID_ARGUMENT");
+        assert!(
+            e.to_string().contains("over the limit of 1048576 bytes"),
+            "{e}"
+        );
+    }
 }

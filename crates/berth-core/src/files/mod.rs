@@ -104,10 +104,7 @@ pub(crate) const DEFAULT_FILE_MODE: u32 = 0o644;
 /// How many symbolic links a read follows before `E_INVALID_ARGUMENT`.
 pub(crate) const MAX_SYMLINK_HOPS: usize = 8;
 const MEMORY_CHUNK_BYTES: usize = 64 * 1024;
-/// The longest name of one path component, in bytes (Linux's `NAME_MAX`).
-pub(crate) const MAX_NAME_BYTES: usize = 255;
-/// The longest path, in bytes (Linux's `PATH_MAX`, 4096, less the terminating NUL).
-pub(crate) const MAX_PATH_BYTES: usize = 4095;
+pub(crate) use crate::model::spec::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 
 /// Checks and normalises a file path: absolute, no NUL, no `.` or `..` component, not `/`,
 /// no trailing `/` (a trailing slash names a directory, never a file), no name over

@@ -27,21 +27,43 @@ impl std::fmt::Debug for ProgressSink {
     }
 }
 
-/// Checks a platform string: `os/arch` or `os/arch/variant`, each part `[a-z0-9_.-]+`.
+/// The architectures a Linux image is built for (the OCI image spec's `GOARCH` values).
+const LINUX_ARCHES: [&str; 12] = [
+    "386", "amd64", "arm", "arm64", "loong64", "mips", "mipsle", "mips64", "mips64le", "ppc64le",
+    "riscv64", "s390x",
+];
+
+/// Checks a platform string: `linux/arch` or `linux/arch/variant` (berth runs Linux
+/// containers), `arch` one of the OCI image spec's Linux architectures, the variant
+/// `[a-z0-9_.-]+` (`v7`, `v8`).
 pub fn validate_platform(p: &str) -> Result<()> {
     let parts: Vec<&str> = p.split('/').collect();
-    let ok = (2..=3).contains(&parts.len())
+    let shape = (2..=3).contains(&parts.len())
         && parts.iter().all(|s| {
             !s.is_empty()
                 && s.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_.-".contains(c))
         });
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(
+    if !shape {
+        return Err(Error::invalid(
             "platform",
             "must be `os/arch` or `os/arch/variant`, e.g. `linux/amd64` or `linux/arm64/v8`",
-        ))
+        ));
     }
+    if parts[0] != "linux" {
+        return Err(Error::invalid(
+            "platform",
+            "must name the `linux` os: berth runs Linux containers",
+        ));
+    }
+    if !LINUX_ARCHES.contains(&parts[1]) {
+        return Err(Error::invalid(
+            "platform",
+            format!(
+                "names an unknown architecture; expected one of {}",
+                LINUX_ARCHES.join(", ")
+            ),
+        ));
+    }
+    Ok(())
 }

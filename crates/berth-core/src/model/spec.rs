@@ -10,6 +10,68 @@ pub(crate) const MIN_CPUS: f64 = 0.01;
 /// Largest CPU limit accepted, in CPUs.
 pub(crate) const MAX_CPUS: f64 = 1024.0;
 
+/// The longest path, in bytes (Linux's `PATH_MAX`, 4096, less the terminating NUL): a working
+/// directory, a mount target, a program name (`argv[0]`) and a file path are each refused past it.
+pub(crate) const MAX_PATH_BYTES: usize = 4095;
+/// The longest name of one path component, in bytes (Linux's `NAME_MAX`).
+pub(crate) const MAX_NAME_BYTES: usize = 255;
+/// The longest `user` accepted, in bytes (`name[:group]`; real names and ids never come near
+/// it). The runtime echoes the user in its error when it cannot find it, and an error over
+/// 64 KiB wedges `runc exec` (`docs/design.md#engine-exec-size`).
+pub(crate) const MAX_USER_BYTES: usize = 256;
+
+/// The most processes `pidsLimit` may allow: Linux's `PID_MAX_LIMIT` on 64-bit (2^22), the
+/// highest `pid_max` a kernel accepts.
+pub(crate) const MAX_PIDS_LIMIT: i64 = 4_194_304;
+/// The most ports one session may publish.
+pub(crate) const MAX_PORTS: usize = 1024;
+/// The longest `networkMode`, in bytes (a network name or `container:<id>`).
+pub(crate) const MAX_NETWORK_MODE_BYTES: usize = 256;
+/// The capability names of capabilities(7) (Linux 5.9+), without their `CAP_` prefix.
+pub(crate) const CAPABILITIES: [&str; 41] = [
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "DAC_READ_SEARCH",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "SETGID",
+    "SETUID",
+    "SETPCAP",
+    "LINUX_IMMUTABLE",
+    "NET_BIND_SERVICE",
+    "NET_BROADCAST",
+    "NET_ADMIN",
+    "NET_RAW",
+    "IPC_LOCK",
+    "IPC_OWNER",
+    "SYS_MODULE",
+    "SYS_RAWIO",
+    "SYS_CHROOT",
+    "SYS_PTRACE",
+    "SYS_PACCT",
+    "SYS_ADMIN",
+    "SYS_BOOT",
+    "SYS_NICE",
+    "SYS_RESOURCE",
+    "SYS_TIME",
+    "SYS_TTY_CONFIG",
+    "MKNOD",
+    "LEASE",
+    "AUDIT_WRITE",
+    "AUDIT_CONTROL",
+    "SETFCAP",
+    "MAC_OVERRIDE",
+    "MAC_ADMIN",
+    "SYSLOG",
+    "WAKE_ALARM",
+    "BLOCK_SUSPEND",
+    "AUDIT_READ",
+    "PERFMON",
+    "BPF",
+    "CHECKPOINT_RESTORE",
+];
+
 /// Longest session id accepted, in UTF-16 code units.
 pub(crate) const MAX_SESSION_ID_UNITS: usize = 256;
 
@@ -151,11 +213,26 @@ impl CreateSpec {
                 ));
             }
         }
+        if self.ports.len() > MAX_PORTS {
+            return Err(Error::invalid(
+                "ports",
+                format!(
+                    "lists {} ports, over the limit of {MAX_PORTS}",
+                    self.ports.len()
+                ),
+            ));
+        }
         for (i, p) in self.ports.iter().enumerate() {
             if *p == 0 {
                 return Err(Error::invalid(
                     format!("ports[{i}]"),
                     "must be an integer in 1..65535",
+                ));
+            }
+            if self.ports[..i].contains(p) {
+                return Err(Error::invalid(
+                    format!("ports[{i}]"),
+                    format!("lists port {p} twice"),
                 ));
             }
         }
@@ -230,14 +307,18 @@ impl CreateSpec {
             crate::model::pull::validate_platform(p)?;
         }
         for (i, c) in self.security.cap_drop.iter().enumerate() {
-            if c.is_empty() || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
-                return Err(Error::invalid(
-                    format!("capDrop[{i}]"),
-                    "must be a capability name such as `NET_RAW` or `ALL`",
-                ));
-            }
+            validate_capability(&format!("capDrop[{i}]"), c)?;
         }
         if let Some(n) = &self.security.network_mode {
+            if n.len() > MAX_NETWORK_MODE_BYTES {
+                return Err(Error::invalid(
+                    "networkMode",
+                    format!(
+                        "is {} bytes, over the limit of {MAX_NETWORK_MODE_BYTES} bytes",
+                        n.len()
+                    ),
+                ));
+            }
             if n.is_empty() || n.contains('\0') {
                 return Err(Error::invalid(
                     "networkMode",
@@ -450,8 +531,32 @@ pub(crate) fn validate_env(field: &str, env: &BTreeMap<String, String>) -> Resul
     Ok(())
 }
 
+/// A capability name of capabilities(7), with or without `CAP_`, any case (`net_raw`,
+/// `CAP_NET_RAW`), or `ALL`, as the engine takes them.
+pub(crate) fn validate_capability(field: &str, name: &str) -> Result<()> {
+    let upper = name.to_ascii_uppercase();
+    let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
+    if upper == "ALL" || CAPABILITIES.contains(&bare) {
+        return Ok(());
+    }
+    let shown: String = name.chars().take(64).collect();
+    Err(Error::invalid(
+        field,
+        format!("{shown:?} is not a capability of capabilities(7) (such as `NET_RAW`, `CAP_SYS_ADMIN`) nor `ALL`"),
+    ))
+}
+
 /// Users: `name`, `uid`, `name:group` or `uid:gid`, no whitespace.
 pub(crate) fn validate_user(user: &str) -> Result<()> {
+    if user.len() > MAX_USER_BYTES {
+        return Err(Error::invalid(
+            "user",
+            format!(
+                "is {} bytes, over the limit of {MAX_USER_BYTES} bytes",
+                user.len()
+            ),
+        ));
+    }
     if user.is_empty()
         || user.chars().any(|c| c.is_whitespace() || c.is_control())
         || user.matches(':').count() > 1
@@ -475,15 +580,43 @@ pub(crate) fn validate_argv(field: &str, argv: &[String]) -> Result<()> {
     if argv.iter().any(|a| a.contains('\0')) {
         return Err(Error::invalid(field, "arguments must not contain NUL"));
     }
+    if argv[0].len() > MAX_PATH_BYTES {
+        return Err(Error::invalid(
+            format!("{field}[0]"),
+            format!(
+                "names a program of {} bytes, over the limit of {MAX_PATH_BYTES} bytes (PATH_MAX)",
+                argv[0].len()
+            ),
+        ));
+    }
     Ok(())
 }
 
-/// Container paths: absolute, no NUL.
+/// Container paths: absolute, no NUL, at most [`MAX_PATH_BYTES`] in all and [`MAX_NAME_BYTES`]
+/// per component (Linux's `PATH_MAX` less its NUL, and `NAME_MAX`).
 pub(crate) fn validate_container_path(field: &str, path: &str) -> Result<()> {
     if !path.starts_with('/') || path.contains('\0') {
         return Err(Error::invalid(
             field,
             "must be an absolute path inside the container",
+        ));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "is a path of {} bytes, over the limit of {MAX_PATH_BYTES} bytes (PATH_MAX)",
+                path.len()
+            ),
+        ));
+    }
+    if let Some(long) = path.split('/').find(|p| p.len() > MAX_NAME_BYTES) {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "has a name of {} bytes, over the limit of {MAX_NAME_BYTES} bytes (NAME_MAX)",
+                long.len()
+            ),
         ));
     }
     Ok(())
@@ -522,10 +655,10 @@ pub(crate) fn validate_port(field: &str, port: i64) -> Result<u16> {
 /// # Errors
 /// `E_INVALID_ARGUMENT` naming `field`, "must be a whole number of processes, at least 1".
 pub fn pids_limit(field: &str, n: f64) -> Result<i64> {
-    if !n.is_finite() || n.fract() != 0.0 || n < 1.0 || n > i64::MAX as f64 {
+    if !n.is_finite() || n.fract() != 0.0 || n < 1.0 || n > MAX_PIDS_LIMIT as f64 {
         return Err(Error::invalid(
             field,
-            "must be a whole number of processes, at least 1",
+            format!("must be a whole number of processes from 1 to {MAX_PIDS_LIMIT} (Linux's PID_MAX_LIMIT)"),
         ));
     }
     Ok(n as i64)
@@ -562,10 +695,92 @@ mod tests {
     }
 
     #[test]
+    fn paths_programs_and_users_are_bounded_by_what_linux_allows() {
+        let at_limit = format!("/{}", vec!["d".repeat(254); 17].join("/"));
+        let at_limit = &at_limit[..MAX_PATH_BYTES];
+        assert!(validate_container_path("cwd", at_limit).is_ok());
+        for bad in [
+            format!("{at_limit}x"),
+            format!("/{}", "x".repeat(300_000)),
+            format!("/w/{}", "n".repeat(MAX_NAME_BYTES + 1)),
+        ] {
+            let e = validate_container_path("cwd", &bad).unwrap_err();
+            assert_eq!(e.code(), "E_INVALID_ARGUMENT");
+            let m = e.to_string();
+            assert!(m.contains("cwd") && m.contains("over the limit"), "{m}");
+        }
+        let program = |n: usize| vec![format!("/{}", "p".repeat(n - 1)), "arg".into()];
+        assert!(validate_argv("argv", &program(MAX_PATH_BYTES)).is_ok());
+        let e = validate_argv("argv", &program(MAX_PATH_BYTES + 1)).unwrap_err();
+        assert!(
+            e.to_string().contains("argv[0]") && e.to_string().contains("4095"),
+            "{e}"
+        );
+        // Later arguments are the command's data: only the program name is a path.
+        assert!(validate_argv("argv", &["sh".into(), "x".repeat(100_000)]).is_ok());
+        assert!(validate_user(&"u".repeat(MAX_USER_BYTES)).is_ok());
+        let e = validate_user(&"u".repeat(300_000)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("300000 bytes, over the limit of 256"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn ports_capabilities_and_network_modes_are_checked() {
+        let mut s = spec();
+        s.ports = vec![80, 443, 80];
+        let e = s.validate().unwrap_err();
+        assert!(
+            e.to_string().contains("ports[2]") && e.to_string().contains("twice"),
+            "{e}"
+        );
+        s.ports = (1..=1025).collect();
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("over the limit of 1024"));
+        s.ports = (1..=1024).collect();
+        assert!(s.validate().is_ok());
+        let mut s = spec();
+        s.security.cap_drop = vec!["ALL".into(), "net_raw".into(), "CAP_SYS_ADMIN".into()];
+        assert!(s.validate().is_ok());
+        for bad in ["NOPE", "CAP_", "", "NET RAW"] {
+            s.security.cap_drop = vec!["ALL".into(), bad.into()];
+            let e = s.validate().unwrap_err();
+            assert!(e.to_string().contains("capDrop[1]"), "{e}");
+        }
+        let mut s = spec();
+        s.security.network_mode = Some("n".repeat(300_000));
+        let e = s.validate().unwrap_err();
+        assert!(
+            e.to_string().contains("networkMode") && e.to_string().contains("256"),
+            "{e}"
+        );
+        s.security.network_mode = Some("n".repeat(256));
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
     fn pids_limit_is_a_whole_number_from_1() {
         assert_eq!(pids_limit("pidsLimit", 1.0).unwrap(), 1);
         assert_eq!(pids_limit("pidsLimit", 4096.0).unwrap(), 4096);
-        for bad in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY, 1e300] {
+        assert_eq!(
+            pids_limit("pidsLimit", 4_194_304.0).unwrap(),
+            MAX_PIDS_LIMIT
+        );
+        for bad in [
+            0.0,
+            -1.0,
+            1.5,
+            f64::NAN,
+            f64::INFINITY,
+            1e300,
+            2f64.powi(40),
+            4_194_305.0,
+        ] {
             let e = pids_limit("spec.pidsLimit", bad).unwrap_err();
             assert_eq!(e.code(), "E_INVALID_ARGUMENT", "{bad}");
             assert!(e.to_string().contains("spec.pidsLimit"), "{e}");

@@ -16,6 +16,12 @@ use crate::session::Session;
 const OOM_READ_TIMEOUT_MS: u64 = 10_000;
 /// At most this many bytes of the cgroup file are read (it is a few short lines).
 const OOM_READ_MAX_BYTES: usize = 4096;
+/// How often, and how many times, a command whose channel was lost looks again for the
+/// container's death while it still looks alive (15 × 100 ms): a forced removal kills the
+/// helper first and the engine reports the container running for a moment after (measured
+/// on Docker 20.10: about 150 ms until `removing`).
+const LOST_CHANNEL_POLL_MS: u64 = 100;
+const LOST_CHANNEL_POLLS: u32 = 15;
 
 impl Session {
     /// Why this session's container is dead, or `None` when it is not: it runs (or is
@@ -36,6 +42,14 @@ impl Session {
             return Ok(recs.ready.then(Death::removed_outside));
         };
         let f = Facts::from_inspect(&c);
+        if f.state == "removing" {
+            // Going away, and not by this handle: as good as gone (see above).
+            if self.state.lock().await.is_done() {
+                return Ok(None);
+            }
+            let recs = records::of_container(engine, &self.id).await?;
+            return Ok(recs.ready.then(Death::removed_outside));
+        }
         if !matches!(f.state, "exited" | "dead") {
             return Ok(None);
         }
@@ -69,6 +83,11 @@ impl Session {
     /// The error a failed call reports: `E_SESSION_DEAD` when the failure is the engine's
     /// (`E_ENGINE`, `E_SESSION_NOT_FOUND`) and the container turns out dead, else `e`
     /// itself (also when finding out fails: the first error is never replaced by a second).
+    ///
+    /// A command whose channel was lost (`E_ENGINE`, operation `command channel`) looks again
+    /// for a while ([`LOST_CHANNEL_POLLS`] × [`LOST_CHANNEL_POLL_MS`]) while the container
+    /// still looks alive: its helper is killed before the engine reports the container
+    /// stopping or removed, so the first look is too early.
     pub(crate) async fn explain(&self, engine: &Engine, e: Error) -> Error {
         if !matches!(
             e.first(),
@@ -76,10 +95,20 @@ impl Session {
         ) {
             return e;
         }
-        match self.death(engine).await {
-            Ok(Some(d)) => self.dead(d),
-            _ => e,
+        let lost =
+            matches!(e.first(), Error::Engine { operation, .. } if operation == "command channel");
+        let polls = if lost { LOST_CHANNEL_POLLS } else { 1 };
+        for i in 0..polls {
+            match self.death(engine).await {
+                Ok(Some(d)) => return self.dead(d),
+                Ok(None) if i + 1 < polls => {
+                    tokio::time::sleep(std::time::Duration::from_millis(LOST_CHANNEL_POLL_MS))
+                        .await;
+                }
+                _ => break,
+            }
         }
+        e
     }
 
     /// Whether the container's cgroup counted an OOM kill since this handle last looked (the
