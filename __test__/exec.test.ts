@@ -101,7 +101,8 @@ describe.skipIf(!engineAvailable())('exec', () => {
   });
 
   test('maxBufferBytes caps both streams together and sets truncated', async () => {
-    const out = await shared.exec(['sh', '-c', 'head -c 600 /dev/zero >&2; head -c 100000 /dev/zero; head -c 50 /dev/zero >&2'], {
+    // The pause orders the two pipes' arrival (the helper reads whichever is ready first).
+    const out = await shared.exec(['sh', '-c', 'head -c 600 /dev/zero >&2; sleep 0.3; head -c 100000 /dev/zero; head -c 50 /dev/zero >&2'], {
       maxBufferBytes: 1000,
     });
     expect(out).toMatchObject({ exitCode: 0, truncated: true });
