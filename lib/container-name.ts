@@ -1,6 +1,6 @@
 import { loadBinding } from './binding';
 import { callNativeSync } from './native-call';
-import { expectString, invalid } from './validate';
+import { expectString } from './validate';
 
 /** The prefix berth's root API puts before container names. */
 export const DEFAULT_PREFIX = 'berth';
@@ -13,10 +13,11 @@ export const DEFAULT_PREFIX = 'berth';
  * so any JS string is accepted here, lone surrogates included; session operations are
  * stricter about ids.
  *
- * @param sessionId Any non-empty string.
+ * @param sessionId Any string (the empty one too: the naming vectors fix its name, though no
+ *   session can have it, `createSession` refuses it).
  * @param prefix Name prefix. @default 'berth' (pass `'please'` for the old backend's names)
  * @returns A valid container name.
- * @throws InvalidArgumentError `E_INVALID_ARGUMENT` when an argument is not a string, or the id is empty.
+ * @throws InvalidArgumentError `E_INVALID_ARGUMENT` when an argument is not a string.
  * @example
  * ```ts
  * import { containerName } from '@berth/core';
@@ -25,8 +26,6 @@ export const DEFAULT_PREFIX = 'berth';
  */
 export function containerName(sessionId: string, prefix: string = DEFAULT_PREFIX): string {
   expectString(sessionId, 'sessionId', { wellFormed: false });
-  // No session can have the empty id (`createSession` refuses it), so no name is made for it.
-  if (sessionId.length === 0) invalid('sessionId', 'must be 1 to 256 UTF-16 code units long (got 0)');
   expectString(prefix, 'prefix', { wellFormed: false });
   return callNativeSync(() => loadBinding().containerName(sessionId, prefix));
 }
