@@ -212,8 +212,12 @@ pub(crate) async fn finish(
     // Boxed, as the steps below: each is a large future, and a debug build's test thread has
     // a small stack.
     Box::pin(running::ensure_running(session, engine, "start")).await?;
-    // Off the local network before anything of the caller's runs in it.
-    Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await?;
+    // Off the local network before anything of the caller's runs in it. An entrypoint that
+    // exits meanwhile makes the guard fail (no namespace to join): that is the setup's failure.
+    if let Err(e) = Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await {
+        Box::pin(running::ensure_still_running(session, engine, "start")).await?;
+        return Err(e);
+    }
     // A working directory or writable path the image lacks is the user's before setup runs.
     Box::pin(crate::lifecycle::user_dirs::give_to_user(
         engine,
