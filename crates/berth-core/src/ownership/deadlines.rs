@@ -43,15 +43,10 @@ pub(crate) fn decode(
     labels: &HashMap<String, String>,
     container_id: &str,
 ) -> Option<(u64, u64)> {
-    if labels.get(RECORD_KIND).map(String::as_str) != Some(KIND_DEADLINE)
-        || labels.get(RECORD_CONTAINER_ID).map(String::as_str) != Some(container_id)
-    {
-        return None;
-    }
-    let generation: u64 = labels.get(GENERATION)?.parse().ok()?;
-    if name != volume(container_id, generation) {
-        return None;
-    }
+    let generation =
+        records::decode_numbered(name, labels, container_id, KIND_DEADLINE, GENERATION, |g| {
+            volume(container_id, g)
+        })?;
     Some((generation, labels.get(DEADLINE_AT)?.parse().ok()?))
 }
 

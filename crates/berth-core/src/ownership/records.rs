@@ -108,6 +108,50 @@ fn is_ready_record(name: &str, labels: &HashMap<String, String>, container_id: &
         && labels.get(RECORD_KIND).map(String::as_str) == Some(KIND_READY)
 }
 
+/// The number (generation, time) a numbered record of one container carries under `key`, when
+/// `name`/`labels` are a record of `kind` for `container_id` whose name is `volume(number)`:
+/// the one decoding rule of the stop, settled and deadline records.
+pub(crate) fn decode_numbered(
+    name: &str,
+    labels: &HashMap<String, String>,
+    container_id: &str,
+    kind: &str,
+    key: &str,
+    volume: impl Fn(u64) -> String,
+) -> Option<u64> {
+    if labels.get(RECORD_KIND).map(String::as_str) != Some(kind)
+        || labels.get(RECORD_CONTAINER_ID).map(String::as_str) != Some(container_id)
+    {
+        return None;
+    }
+    let n: u64 = labels.get(key)?.parse().ok()?;
+    (name == volume(n)).then_some(n)
+}
+
+/// Creates the numbered record `volume` of `kind` for `container_id`, carrying `(key, number)`
+/// and the container's record labels from `extra` (caller labels, session id and
+/// prefix, so a narrowed reap finds it). `POST /volumes/create` ([`create`]); an existing
+/// record counts as done. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn create_numbered(
+    engine: &Engine,
+    container_id: &str,
+    kind: &str,
+    (key, number): (&str, u64),
+    volume: &str,
+    extra: &HashMap<String, String>,
+    operation: &str,
+) -> Result<()> {
+    let mut labels = crate::model::labels::record_labels(extra);
+    labels.extend([
+        (MANAGED.to_string(), "true".to_string()),
+        (RECORD_KIND.to_string(), kind.to_string()),
+        (RECORD_CONTAINER_ID.to_string(), container_id.to_string()),
+        (key.to_string(), number.to_string()),
+    ]);
+    create(engine, volume, labels, operation).await?;
+    Ok(())
+}
+
 /// Creates the volume `name` with `labels`, or finds it: the engine answers an existing
 /// name with the existing volume and its first creator's labels, which are returned.
 /// That makes "create, then compare the labels read back" a compare-and-set.

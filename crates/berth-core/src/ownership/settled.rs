@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use crate::engine::connection::Engine;
 use crate::model::errors::Result;
 use crate::model::identity::{Liveness, Owner};
-use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 use crate::ownership::holders::{Duty, GENERATION};
 use crate::ownership::records;
 
@@ -34,13 +33,9 @@ pub(crate) fn decode(
     labels: &HashMap<String, String>,
     container_id: &str,
 ) -> Option<u64> {
-    if labels.get(RECORD_KIND).map(String::as_str) != Some(KIND_SETTLED)
-        || labels.get(RECORD_CONTAINER_ID).map(String::as_str) != Some(container_id)
-    {
-        return None;
-    }
-    let g: u64 = labels.get(GENERATION)?.parse().ok()?;
-    (name == volume(container_id, g)).then_some(g)
+    records::decode_numbered(name, labels, container_id, KIND_SETTLED, GENERATION, |g| {
+        volume(container_id, g)
+    })
 }
 
 /// Records that the handover holding duty generation `generation` of container
@@ -53,21 +48,16 @@ pub(crate) async fn settle(
     generation: u64,
     extra: &HashMap<String, String>,
 ) -> Result<()> {
-    let mut labels = crate::model::labels::record_labels(extra);
-    labels.extend([
-        (MANAGED.to_string(), "true".to_string()),
-        (RECORD_KIND.to_string(), KIND_SETTLED.to_string()),
-        (RECORD_CONTAINER_ID.to_string(), container_id.to_string()),
-        (GENERATION.to_string(), generation.to_string()),
-    ]);
-    records::create(
+    records::create_numbered(
         engine,
+        container_id,
+        KIND_SETTLED,
+        (GENERATION, generation),
         &volume(container_id, generation),
-        labels,
+        extra,
         "record session handover settled",
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// The claimant of a handover still in progress, which fences any other handover: the
@@ -99,6 +89,7 @@ pub(crate) fn in_progress<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
     use crate::ownership::holders::{decode as decode_record, duty, duty_volume, encode, Role};
 
     const CID: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use crate::engine::connection::Engine;
 use crate::model::errors::Result;
-use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 use crate::ownership::records;
 
 /// `dev.berth.record` value of a stop record.
@@ -31,13 +30,9 @@ pub(crate) fn decode(
     labels: &HashMap<String, String>,
     container_id: &str,
 ) -> Option<u64> {
-    if labels.get(RECORD_KIND).map(String::as_str) != Some(KIND_STOP)
-        || labels.get(RECORD_CONTAINER_ID).map(String::as_str) != Some(container_id)
-    {
-        return None;
-    }
-    let at: u64 = labels.get(STOPPED_AT)?.parse().ok()?;
-    (name == volume(container_id, at)).then_some(at)
+    records::decode_numbered(name, labels, container_id, KIND_STOP, STOPPED_AT, |at| {
+        volume(container_id, at)
+    })
 }
 
 /// Records that berth is about to stop container `id` now. `extra`: the container's labels
@@ -51,26 +46,22 @@ pub(crate) async fn record(
     let at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut labels = crate::model::labels::record_labels(extra);
-    labels.extend([
-        (MANAGED.to_string(), "true".to_string()),
-        (RECORD_KIND.to_string(), KIND_STOP.to_string()),
-        (RECORD_CONTAINER_ID.to_string(), container_id.to_string()),
-        (STOPPED_AT.to_string(), at.to_string()),
-    ]);
-    records::create(
+    records::create_numbered(
         engine,
+        container_id,
+        KIND_STOP,
+        (STOPPED_AT, at),
         &volume(container_id, at),
-        labels,
+        extra,
         "record session stop",
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 
     #[test]
     fn decodes_only_its_own_records() {
