@@ -161,17 +161,6 @@ pub(crate) async fn create_container(
     }
 }
 
-/// [`crate::engine::netguard::isolate`] of a container just started; when it fails, a container
-/// that stopped meanwhile is `E_SETUP_FAILED` ([`running::ensure_still_running`]), else the
-/// guard's error.
-async fn isolate_started(session: &Session, engine: &Engine) -> Result<()> {
-    let Err(e) = Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await else {
-        return Ok(());
-    };
-    Box::pin(running::ensure_still_running(session, engine, "start")).await?;
-    Err(e)
-}
-
 /// A create whose answer never came: its container (if the engine made one) is found by
 /// `nonce` and removed, in the background and by the next call.
 fn lost_create(engine: &Engine, nonce: &str) {
@@ -223,9 +212,8 @@ pub(crate) async fn finish(
     // Boxed, as the steps below: each is a large future, and a debug build's test thread has
     // a small stack.
     Box::pin(running::ensure_running(session, engine, "start")).await?;
-    // Off the local network before anything of the caller's runs in it. An entrypoint that
-    // exits meanwhile makes the guard fail (no namespace to join): that is the setup's failure.
-    Box::pin(isolate_started(session, engine)).await?;
+    // Off the local network before anything of the caller's runs in it.
+    Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await?;
     // A working directory or writable path the image lacks is the user's before setup runs.
     Box::pin(crate::lifecycle::user_dirs::give_to_user(
         engine,
