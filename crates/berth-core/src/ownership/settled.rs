@@ -89,7 +89,7 @@ pub(crate) fn in_progress<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
+    use crate::model::labels::{RECORD_CONTAINER_ID, RECORD_KIND};
     use crate::ownership::holders::{decode as decode_record, duty, duty_volume, encode, Role};
 
     const CID: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

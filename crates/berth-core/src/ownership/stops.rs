@@ -61,7 +61,7 @@ pub(crate) async fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
+    use crate::model::labels::{RECORD_CONTAINER_ID, RECORD_KIND};
 
     #[test]
     fn decodes_only_its_own_records() {
