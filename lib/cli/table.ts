@@ -178,13 +178,14 @@ export function renderTable(columns: Column[], rows: string[][], { maxWidth = In
       const text = cells[keep[k]!] ?? '';
       const tw = measured(keep[k]!);
       const cell = tw <= w ? text : cut(text, w);
-      if (cell === '') {
+      const styled = style(cell);
+      if (styled === '') {
         pad += w + GAP;
         continue;
       }
       // Padding goes in only before a cell that follows it: no trailing spaces to strip.
       if (pad > 0) out += spaces(pad);
-      out += style(cell);
+      out += styled;
       lastCell = cell;
       pad = w - (tw <= w ? tw : width(cell)) + GAP;
     }
