@@ -1,34 +1,17 @@
 // The command line's pure pieces (no engine): column fitting, durations, relative ages, labels.
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { collectLabel, formatInterval, parseAge, parseInterval } from '../dist/cli/arguments.js';
 import { colours } from '../dist/cli/colour.js';
 import { renderSessions } from '../dist/cli/commands/ls.js';
 import { age, bytes, expiry, ports, state, until } from '../dist/cli/format.js';
 import { cut, fitWidths, renderTable, shorten } from '../dist/cli/table.js';
-import type { SessionListing } from '../index.mjs';
+import { fakeListing, fakeListings } from './helpers/fake-listings.mjs';
+import { runNode } from './helpers/node-process.js';
 
-/** A listing as listSessions gives it, for the renderer alone (no engine). */
-function fakeListing(i: number, now: number, extra: Partial<SessionListing> = {}): SessionListing {
-  const owner = { hostId: 'h'.repeat(64), pid: 1000 + i, startTime: '123', instanceId: `i${i}`, liveness: 'alive' as const };
-  return {
-    name: `berth-agent-session-${i}-0a1b2c3d`,
-    id: i.toString(16).padStart(64, '0'),
-    sessionId: `agent-session-${i}`,
-    managed: true,
-    ready: true,
-    state: 'running',
-    rawState: 'running',
-    image: 'berth-test/busybox:1',
-    createdAt: new Date(now - 300_000).toISOString(),
-    owner,
-    ports: { '8080/tcp': '127.0.0.1:49153' },
-    expiresAt: i % 2 ? now + 42 * 60_000 + 500 : null,
-    holders: [{ role: 'creator', liveness: 'alive', hostId: owner.hostId, pid: owner.pid, startTime: '123', instanceId: owner.instanceId, generation: null, record: `r${i}`, invalid: null }],
-    dutyGeneration: 0,
-    lifecycle: 'held',
-    ...extra,
-  };
-}
+const MIB = 1_048_576;
+/** How far the table's peak may go over --json's, in bytes. */
+const LS_MEMORY_MARGIN = 8 * MIB;
 
 describe('berth command line helpers', () => {
   it('fits columns: natural widths when they fit, the widest shrinkable first, optional ones dropped last', () => {
@@ -97,9 +80,7 @@ describe('berth command line helpers', () => {
 
   it('renders the ls table of 10,000 sessions, every row whole and aligned (numbers printed, no timing assertion)', () => {
     const now = Date.parse('2026-01-01T12:00:00Z');
-    const list = Array.from({ length: 10_000 }, (_, i) =>
-      fakeListing(i, now, i === 7 ? { sessionId: `long-${'x'.repeat(200)}-end7`, name: `berth-long-${'x'.repeat(200)}-0a1b2c3d`, state: 'exited', expiresAt: now - 1 } : {}),
-    );
+    const list = fakeListings(now);
     const rssBefore = process.memoryUsage().rss;
     const started = performance.now();
     const table = renderSessions(list, { c: colours(false), now });
@@ -128,6 +109,24 @@ describe('berth command line helpers', () => {
     // --wide: whole ids.
     expect(renderSessions(list.slice(7, 8), { c: colours(false), now, wide: true })).toContain(list[7]!.sessionId);
   });
+
+  it('ls: the table of 10,000 sessions peaks no higher in memory than --json of the same (numbers printed)', async () => {
+    // Each mode in a fresh process, measured from once the listings exist (what the engine's
+    // answer costs is the same for both): the process's peak RSS as getrusage gives it.
+    const script = fileURLToPath(new URL('./scripts/ls-memory.mjs', import.meta.url));
+    const peak = async (mode: string) => {
+      const run = await runNode(['--expose-gc', script], { BERTH_LS_MODE: mode }, 60_000);
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stderr.trim().split('\n').at(-1)!);
+      expect(run.stdout.length).toBe(report.chars + 1);
+      console.log(`[cli-format] ls ${mode}, 10,000 sessions: peak RSS +${(report.peakGrowth / MIB).toFixed(1)} MiB, ${report.ms.toFixed(0)} ms, ${report.chars} chars`);
+      return report.peakGrowth as number;
+    };
+    const json = await peak('json');
+    const table = await peak('table');
+    // The margin is the allocator's noise between two processes; the issue's table took 100 MB more.
+    expect(table).toBeLessThanOrEqual(json + LS_MEMORY_MARGIN);
+  }, 120_000);
 
   it('the STATE cell adds the lifecycle a reader must notice: parked, expired, orphan (held adds nothing)', () => {
     const now = Date.parse('2026-01-01T12:00:00Z');

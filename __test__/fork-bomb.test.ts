@@ -1,8 +1,9 @@
 // A fork bomb inside a session with `timeoutMs` (issue 21, part 6): the deadline keep-alive
 // never forks, so the bomb (bounded by `pidsLimit`) does not end the session; once the bomb is
 // stopped the session answers `exec`, its keep-alive still runs, and it still expires at its
-// deadline. The bomb stops itself when the host creates a file on a bind mount (no process in
-// the container is needed to stop it: at the pids limit none can be started).
+// deadline; host RSS stays under its start + 200 MiB throughout. The bomb stops itself when the
+// host creates a file on a bind mount (no process in the container is needed to stop it: at the
+// pids limit none can be started).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,9 @@ import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { TEST_IMAGE } from './helpers/test-image.mjs';
 
+const MIB = 1_048_576;
+/** Host RSS may grow at most this far over its start, in bytes (issue 21's target). */
+const RSS_BOUND = 200 * MIB;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` every 250 ms until it is true or `ms` passed; returns the last answer. */
@@ -54,6 +58,11 @@ describe.skipIf(!engineAvailable())('a fork bomb in a session with timeoutMs', (
       }),
     );
     const readyAt = Date.now();
+    // Host RSS (this test process) through the bomb and after: never 200 MiB over its start
+    // (issue 21's target). Sampled every 50 ms until the session has ended.
+    const rssStart = process.memoryUsage.rss();
+    let rssPeak = rssStart;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage.rss())), 50).unref();
     // Every copy forks copies until the stop file appears (`[` is a builtin: no fork); a copy
     // whose fork fails exits, as the old keep-alive did ("can't fork": it died within ~5 s).
     const bomb = 'b() { while [ ! -e /ctl/stop ]; do b & done; }; b';
@@ -82,5 +91,9 @@ describe.skipIf(!engineAvailable())('a fork bomb in a session with timeoutMs', (
     }, left + 15_000);
     expect(ended).toBe(true);
     expect(Date.now()).toBeGreaterThanOrEqual(readyAt + timeoutMs - 5_000);
+    clearInterval(sampler);
+    rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+    console.info(`[fork-bomb] host RSS: +${((rssPeak - rssStart) / MIB).toFixed(1)} MiB at its peak`);
+    expect(rssPeak - rssStart).toBeLessThan(RSS_BOUND);
   }, 60_000);
 });

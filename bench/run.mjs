@@ -29,6 +29,7 @@ import { profileTurns } from './suites/profile.mjs';
 import { concurrencySuite, eventLoopSuite, rssSuite } from './suites/load.mjs';
 import { runSuite, runTailSuite, harnessSession } from './suites/run.mjs';
 import { writeSuite } from './suites/write.mjs';
+import { lsSuite } from './suites/ls.mjs';
 import { eventLoopRunsSuite, rssRunsSuite, spawnOutputSuite } from './suites/run-load.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
 
@@ -53,6 +54,7 @@ const SUITES = {
   'rss-runs': 'RSS growth per 10,000 harness runs (trend over 20,000)',
   'eventloop-runs': 'event-loop delay during 1,000 concurrent harness runs vs idle (median of 5 rounds)',
   'spawn-output': 'peak RSS growth while a command prints 100 MiB through spawn',
+  ls: '`berth ls` of 10,000 sessions once listed: the table vs --json (time, peak RSS), fresh processes, no engine',
 };
 
 function parseArgs(argv) {
@@ -97,6 +99,7 @@ const PLANS = {
     eventLoopRuns: { runs: 1000, inFlight: 1000, rounds: 5 },
     rssRuns: { runs: 20000, warmup: 2000, inFlight: 10, every: 1000, per: 10000 },
     spawnOutput: { bytes: 100 * MiB },
+    ls: { sessions: 10_000, rounds: 5 },
   },
   quick: {
     peek: { warmup: 2, rounds: 2, perRound: 3 },
@@ -117,6 +120,7 @@ const PLANS = {
     eventLoopRuns: { runs: 50, inFlight: 25, rounds: 3 },
     rssRuns: { runs: 200, warmup: 20, inFlight: 10, every: 50, per: 200 },
     spawnOutput: { bytes: 16 * MiB },
+    ls: { sessions: 1_000, rounds: 1 },
   },
 };
 
@@ -223,6 +227,7 @@ async function main() {
         await session.destroy();
       }
     }
+    await step('ls', async () => (results.ls = await lsSuite(plan.ls)));
   } finally {
     results.leaks = await sweep(raw, runId);
     raw.close();

@@ -11,6 +11,8 @@ export interface HostileReport {
   ms: number;
   /** Peak RSS of the child over its RSS before the case, in bytes. */
   rssGrowth: number;
+  /** The same peak over the child's RSS before its first case (once its sessions existed), in bytes. */
+  rssOverStart: number;
   value?: any;
   error?: { name?: string; code?: string; messageLength: number; details?: Record<string, any> };
 }
@@ -36,7 +38,7 @@ export async function runHostile(cases: string[], killAfterMs: number): Promise<
     const r = JSON.parse(line) as HostileReport;
     reports.set(r.case, r);
     // The measured numbers, for the log (never asserted as timings).
-    console.log(`${r.case}: settled in ${r.ms} ms, RSS +${(r.rssGrowth / 1048576).toFixed(1)} MiB`);
+    console.log(`${r.case}: settled in ${r.ms} ms, RSS +${(r.rssGrowth / 1048576).toFixed(1)} MiB (+${(r.rssOverStart / 1048576).toFixed(1)} MiB over the first case's start)`);
   }
   if (run.code !== 0 || run.killed) {
     throw new Error(`hostile-memory exited ${run.code} (killed: ${run.killed}) after ${[...reports.keys()].join(', ')}\n${run.stderr}`);

@@ -1,10 +1,12 @@
-// Run by hostile-output.test.ts and hostile-reads.test.ts in its own process (with --expose-gc),
-// so its RSS is berth's alone: plays a sandbox's hostile code (floods, endless writers, huge and
-// endless files, a file swapped for a link to /dev/zero while it is read) against berth, one
-// case after another on two sessions (root and uid 1000), and prints one JSON line per case:
-// { case, ms, rssGrowth, value?, error? }. rssGrowth is the peak RSS (sampled every 10 ms and
-// after the call) over the RSS before the case (after a gc). Errors are summarised: name, code,
-// message length, details with byte fields as their lengths.
+// Run by hostile-output.test.ts, hostile-flood.test.ts and hostile-reads.test.ts in its own
+// process (with --expose-gc), so its RSS is berth's alone: plays a sandbox's hostile code (floods,
+// endless writers, huge and endless files, a file swapped for a link to /dev/zero while it is
+// read) against berth, one case after another on its sessions (root, uid 1000, a harness
+// provider's, a HarnessAgent's), and prints one JSON line per case:
+// { case, ms, rssGrowth, rssOverStart, value?, error? }. rssGrowth is the peak RSS (sampled every
+// 10 ms and after the call) over the RSS before the case (after a gc); rssOverStart the same peak
+// over the RSS before the first case (what the allocator kept of earlier cases counts too).
+// Errors are summarised: name, code, message length, details with byte fields as their lengths.
 import { createSession, setBufferBudget } from '../../index.mjs';
 import { createDockerSandboxProvider } from '../../harness.mjs';
 
@@ -23,6 +25,9 @@ function summarize(details) {
   }
   return out;
 }
+
+/** RSS once the sessions exist, before the first case (after a gc): `rssOverStart` counts from it. @type {number | undefined} */
+let startRss;
 
 /**
  * @param {string} name
@@ -51,7 +56,7 @@ async function measure(name, fn) {
   peak = Math.max(peak, process.memoryUsage.rss());
   clearInterval(timer);
   const ms = Date.now() - t0;
-  console.log(JSON.stringify({ case: name, ms, rssGrowth: peak - base, value, error }));
+  console.log(JSON.stringify({ case: name, ms, rssGrowth: peak - base, rssOverStart: peak - (startRss ?? base), value, error }));
 }
 
 /**
@@ -61,6 +66,30 @@ async function measure(name, fn) {
 async function asRoot(session, script) {
   const out = await session.exec(['sh', '-c', script], { user: '0' });
   if (out.exitCode !== 0) throw new Error(`${script}: ${out.stderr}`);
+}
+
+const MIB = 1048576;
+/** The issue's finite flood: 2 GiB of `y\n`, then the command ends by itself. */
+const GIB2 = 'yes | head -c 2147483648';
+/** The abort of an `-abort` case: 300 ms into the call (the flood runs by then; with the default cap it is cut within a second). */
+const abortAfter = (/** @type {string} */ c) => (c.endsWith('-abort') ? { abortSignal: AbortSignal.timeout(300) } : {});
+
+/**
+ * Reads `stream` to its end, dropping every chunk; calls `onLimit` once `limit` bytes were read
+ * (and goes on reading). Answers the byte count.
+ * @param {ReadableStream<Uint8Array>} stream
+ */
+async function drain(stream, limit = Infinity, onLimit = () => {}) {
+  let n = 0;
+  let called = false;
+  for await (const chunk of stream) {
+    n += chunk.byteLength;
+    if (!called && n >= limit) {
+      called = true;
+      onLimit();
+    }
+  }
+  return n;
 }
 
 /** Reads `path` `n` times; counts each outcome: the bytes as text, or the error's code. */
@@ -91,6 +120,10 @@ const root = await createSession({ sessionId: `${prefix}-root`, image, labels })
 let user = root;
 /** @type {any} */
 let harnessSession;
+/** @type {any} */
+let agentSession;
+/** The sandbox session HarnessAgent handed its adapter (what an adapter's tool calls run on). @type {any} */
+let agentSandbox;
 let userMade = false;
 try {
   if (need('read-') || need('race')) {
@@ -104,12 +137,71 @@ try {
     const harness = createDockerSandboxProvider({ image, labels, timeoutMs: null });
     harnessSession = await harness.createSession({ sessionId: `${prefix}-harness` });
   }
+  if (need('agent-')) {
+    // The real HarnessAgent over berth's provider (default options: a session lifetime, the
+    // default caps), with the test adapter; its doStart keeps the sandbox session it is given.
+    const { HarnessAgent } = await import('@ai-sdk/harness/agent');
+    const { createTestHarness } = await import('../helpers/test-harness.mjs');
+    const base = createTestHarness();
+    const agent = new HarnessAgent({
+      harness: { ...base, doStart: async (/** @type {any} */ o) => ((agentSandbox = o.sandboxSession), base.doStart(o)) },
+      sandbox: createDockerSandboxProvider({ image, labels, workDir: '/workspace' }),
+    });
+    agentSession = await agent.createSession({ sessionId: `${prefix}-agent` });
+  }
+  globalThis.gc?.();
+  startRss = process.memoryUsage.rss();
   // A flood that stays under the cap, then waits: the abort or timeout comes while it sleeps.
   const FLOOD = 'head -c 50000000 /dev/zero; sleep 60';
   // The race: /var/race/f is a 6-byte file, then a link to /dev/zero, then the file again... (renames).
   const SWAP = 'cd /var/race && while :; do echo hello > f.n; mv -f f.n f; ln -sf /dev/zero l.n; mv -f l.n f; done';
   for (const c of cases) {
     switch (c) {
+      case 'exec-2g':
+      case 'exec-2g-abort':
+        await measure(c, async () => {
+          const r = await root.exec(['sh', '-c', GIB2], abortAfter(c));
+          return { exitCode: r.exitCode, truncated: r.truncated, stdout: r.stdout.length, stderr: r.stderr.length };
+        });
+        break;
+      case 'exectext-2g':
+      case 'exectext-2g-abort':
+        await measure(c, async () => {
+          const r = await root.execText(['sh', '-c', GIB2], abortAfter(c));
+          return { exitCode: r.exitCode, truncated: r.truncated, stdout: r.stdout.length, stderr: r.stderr.length, head: r.stdout.slice(0, 4) };
+        });
+        break;
+      case 'agent-2g':
+      case 'agent-2g-abort':
+        await measure(c, async () => {
+          const r = await agentSandbox.run({ command: GIB2, ...abortAfter(c) });
+          return { exitCode: r.exitCode, truncated: r.truncated, stdout: r.stdout.length, stderr: r.stderr.length, head: r.stdout.slice(0, 4) };
+        });
+        break;
+      case 'spawn-yes-read': // an endless writer read as fast as it comes (every chunk dropped); kill() once 64 MiB were read
+      case 'spawn-yes-read-abort': // the same, ended by the spawn's signal
+        await measure(c, async () => {
+          const abort = new AbortController();
+          const p = await root.spawn(['yes'], { abortSignal: abort.signal });
+          /** @type {Promise<unknown> | undefined} */
+          let killed;
+          const stop = () => (c.endsWith('-abort') ? abort.abort() : (killed = p.kill().catch((e) => e?.code ?? String(e))));
+          const read = Promise.all([drain(p.stdout, 64 * MIB, stop), drain(p.stderr)]).catch((e) => e?.code ?? String(e));
+          const waited = await p.wait().catch((e) => ({ code: e?.code }));
+          return { waited, read: await read, killed: await killed };
+        });
+        break;
+      case 'spawn-2g-unread': // nobody reads: back-pressure holds the writer; kill() after 2 s
+      case 'spawn-2g-unread-abort': // the same, ended by the spawn's signal
+        await measure(c, async () => {
+          const abort = new AbortController();
+          const p = await root.spawn(['sh', '-c', GIB2], { abortSignal: abort.signal });
+          await new Promise((r) => setTimeout(r, 2000));
+          if (c.endsWith('-abort')) abort.abort();
+          else await p.kill();
+          return { waited: await p.wait().catch((e) => ({ code: e?.code })) };
+        });
+        break;
       case 'exec-yes':
         await measure(c, async () => {
           const r = await root.exec(['yes']);
@@ -200,5 +292,5 @@ try {
     }
   }
 } finally {
-  await Promise.allSettled([root.remove(), userMade ? user.remove() : undefined, harnessSession?.destroy()]);
+  await Promise.allSettled([root.remove(), userMade ? user.remove() : undefined, harnessSession?.destroy(), agentSession?.destroy()]);
 }

@@ -135,6 +135,12 @@ export function evaluateTargets(results) {
       measured: `${mb(so.peakGrowthMB)} (${so.mbPerS.toFixed(0)} MiB/s)${whole ? '' : `, only ${so.received} of ${so.bytes} bytes, exit ${so.exitCode}`}`,
     });
   }
+  const ls = results.ls;
+  if (ls) {
+    const n = ls.sessions.toLocaleString('en-US');
+    ratioTarget(`\`berth ls\` table vs --json, ${n} sessions: time`, ls.timeRatio, '≤', 1, `${x(ls.timeRatio)} (${fmtMs(ls.table.ms)} vs ${fmtMs(ls.json.ms)} ms)`);
+    ratioTarget(`\`berth ls\` table vs --json, ${n} sessions: peak RSS`, ls.memoryRatio, '≤', 1, `${x(ls.memoryRatio)} (+${ls.table.peakGrowthMB.toFixed(1)} vs +${ls.json.peakGrowthMB.toFixed(1)} MiB)`);
+  }
   for (const c of results.concurrency ?? []) {
     if (c.name === 'berth') push({ name: `${c.count} concurrent create+remove: leaks`, goal: '0', value: c.leaked + c.failed, limit: 0, better: 'lower', strict: false, unit: '', measured: `${c.leaked} leaked, ${c.failed} failed` });
   }

@@ -53,8 +53,9 @@ export function bytes(n: number): string {
 
 /** Published ports as `docker ps` writes them: `"127.0.0.1:49153->8080/tcp"`, comma-separated; `"-"` for none. */
 export function ports(map: Record<string, string>): string {
-  const list = Object.entries(map).map(([container, host]) => `${host}->${container}`);
-  return list.length ? list.join(', ') : '-';
+  let out = '';
+  for (const container in map) out += `${out ? ', ' : ''}${map[container]}->${container}`;
+  return out || '-';
 }
 
 /** `alive` green, `dead` red, `unknown` yellow. */

@@ -42,6 +42,7 @@ export function processWord(c: Colours, p: { pid: number | null; liveness: Liven
 /** Holders in a few characters: `"2 (1 alive, 1 dead)"`, `"1 (dead)"`, `"0"`. */
 export function holdersSummary(c: Colours, holders: Holder[]): string {
   if (holders.length === 0) return '0';
+  if (holders.length === 1) return `1 (${liveness(c, holders[0]!.liveness)})`;
   const counts = { alive: 0, dead: 0, unknown: 0 };
   for (const h of holders) counts[h.liveness] += 1;
   const parts = (['alive', 'dead', 'unknown'] as const).filter((l) => counts[l] > 0);
