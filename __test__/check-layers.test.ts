@@ -103,15 +103,42 @@ describe('scripts/check-layers.mjs', () => {
     expect(r.stderr).toContain('all of p, q, r import each other');
   });
 
+  it('fails on an engine call outside engine/, naming the file and line, and allows bollard types', () => {
+    const src = fixture({
+      'engine/mod.rs': 'pub struct Engine { pub(in crate::engine) docker: bollard::Docker }\nfn f(e: &Engine) { let _ = e.docker.ping(); }\n',
+      'files/mod.rs': [
+        'use bollard::models::Volume;',
+        '// engine.docker.ping() in a comment does not count',
+        'const S: &str = "engine.docker.ping()";',
+        'fn g(e: &crate::engine::Engine) -> Option<Volume> {',
+        '    let _ = e.docker.list_volumes(None::<()>);',
+        '    let _ = bollard::body_full(Vec::new().into());',
+        '    None',
+        '}',
+        '',
+      ].join('\n'),
+      'session.rs': 'fn h() { let _ = bollard::Docker::connect_with_socket_defaults(); }\n',
+    });
+    const r = check(src);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('3 engine call(s) outside engine/');
+    expect(r.stderr).toContain(`${join('files', 'mod.rs')}:5: let _ = e.docker.list_volumes(None::<()>);`);
+    expect(r.stderr).toContain(`${join('files', 'mod.rs')}:6:`);
+    expect(r.stderr).toContain('session.rs:1:');
+    expect(r.stderr).not.toContain('engine/mod.rs');
+    expect(r.stderr).not.toContain(':1: use bollard');
+  });
+
   it('exits 2 when the source directory does not exist', () => {
     const r = check(join(tmpdir(), 'berth-layers-none', 'src'));
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('no crate source directory');
   });
 
-  it.skipIf(!existsSync(CORE_SRC))('finds no cycle in the core crate', () => {
+  it.skipIf(!existsSync(CORE_SRC))('finds no cycle and no engine call outside engine/ in the core crate', () => {
     const r = spawnSync(process.execPath, [SCRIPT], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
+    expect(r.stdout).toContain('no engine call outside engine/');
   });
 });

@@ -10,10 +10,16 @@
 // no edge. The layer rule (model < engine < {exec, files, ownership} < session < lifecycle)
 // holds only when this graph has no cycle; docs/design.md#layout states it.
 //
+// Second rule: engine calls live in `engine/`. Outside it, no file may reach bollard's client
+// (`.docker`, the `Engine` field the compiler also keeps private to `engine/`), make one
+// (`Docker::...`), or build a request body (`bollard::body_...`); bollard's types (models,
+// options) may be named anywhere. Each offence is printed as `file:line: text`.
+//
 // Usage: node scripts/check-layers.mjs [--root <src dir>] [--print]
 //   --root   the crate's src directory (default: crates/berth-core/src from the repository)
 //   --print  print the graph (one line per module: `a -> b, c`) before checking
-// Exit codes: 0 no cycle, 1 a cycle (each printed as `a -> b -> a`), 2 bad usage or no root.
+// Exit codes: 0 both rules hold, 1 a cycle (each printed as `a -> b -> a`) or an engine call
+// outside engine/, 2 bad usage or no root.
 // No dependencies: Node's fs and path only.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -252,6 +258,25 @@ function cycleIn(graph, scc) {
   return [...scc, start];
 }
 
+/** Patterns that call bollard (or make a client) rather than name its types. */
+const ENGINE_CALL = [/\.\s*docker\b/, /(?<![A-Za-z0-9_])Docker\s*::/, /\bbollard\s*::\s*body_/];
+
+/** Every line outside `engine/` that calls the engine directly: `{ file, line, text }`. */
+export function engineCallsOutside(root) {
+  const found = [];
+  for (const file of rustFiles(root)) {
+    if (moduleOf(root, file) === 'engine') continue;
+    const raw = readFileSync(file, 'utf8').split('\n');
+    const code = stripCommentsAndStrings(raw.join('\n')).split('\n');
+    code.forEach((line, i) => {
+      if (ENGINE_CALL.some((re) => re.test(line))) {
+        found.push({ file: relative(root, file), line: i + 1, text: raw[i].trim() });
+      }
+    });
+  }
+  return found;
+}
+
 function main() {
   const { root, print } = parseArgs(process.argv.slice(2));
   try {
@@ -265,6 +290,12 @@ function main() {
     for (const [from, to] of graph) console.log(`${from} -> ${[...to].sort().join(', ') || '(nothing)'}`);
   }
   const cycles = findCycles(graph);
+  const calls = engineCallsOutside(root);
+  if (calls.length > 0) {
+    console.error(`check-layers: ${calls.length} engine call(s) outside engine/ in ${root}:`);
+    for (const c of calls) console.error(`  ${c.file}:${c.line}: ${c.text}`);
+    console.error('Call the engine through a function in engine/ (one per endpoint; docs/design.md#layout).');
+  }
   if (cycles.length > 0) {
     console.error(`check-layers: ${cycles.length} import cycle(s) between top-level modules of ${root}:`);
     for (const { cycle, members } of cycles) {
@@ -272,9 +303,9 @@ function main() {
       if (members.length > cycle.length - 1) console.error(`    (all of ${members.join(', ')} import each other)`);
     }
     console.error('Break each cycle so that imports follow the layer rule (docs/design.md#layout).');
-    process.exit(1);
   }
-  console.log(`check-layers: ${graph.size} top-level modules, no import cycle`);
+  if (cycles.length > 0 || calls.length > 0) process.exit(1);
+  console.log(`check-layers: ${graph.size} top-level modules, no import cycle, no engine call outside engine/`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

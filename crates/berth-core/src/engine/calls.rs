@@ -1,14 +1,20 @@
-//! Calls by id: start or unpause, stop, remove; engine calls by container id, never by name.
+//! Calls by id: create, start or unpause, rename, changes, stop, remove; engine calls by
+//! container id (create by its new name), never a destructive one by name.
 
 use std::time::Duration;
 
-use bollard::query_parameters::{RemoveContainerOptionsBuilder, StopContainerOptionsBuilder};
+use bollard::models::{ContainerCreateBody, ContainerCreateResponse, FilesystemChange};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder, RenameContainerOptions,
+    StopContainerOptionsBuilder,
+};
 
-use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::bounded::STOP_EXTRA_MS;
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::inspect;
 use crate::engine::container::Facts;
+use crate::engine::Answer;
 use crate::model::errors::{Error, Result};
 
 /// How long to wait for a removal someone else started, in milliseconds.
@@ -116,25 +122,90 @@ pub(crate) async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Re
 pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
     match f.state {
         "running" | "restarting" => Ok(()),
-        "paused" => engine
-            .call(
-                "POST /containers/{id}/unpause",
-                CHANGE_TIMEOUT_MS,
-                engine.docker.unpause_container(&f.id),
-            )
+        "paused" => unpause(engine, &f.id)
             .await?
             .map_err(|e| engine.error("unpause container", e)),
         _ => {
-            engine
-                .call(
-                    "POST /containers/{id}/start",
-                    CHANGE_TIMEOUT_MS,
-                    engine.docker.start_container(&f.id, None),
-                )
+            start(engine, &f.id)
                 .await?
                 .map_err(|e| engine.error("start container", e))?;
             // A start makes a new network namespace: the isolation rules go in again.
             Box::pin(crate::engine::netguard::isolate(engine, &f.id)).await
         }
     }
+}
+
+/// `POST /containers/{id}/start`, bounded by [`CHANGE_TIMEOUT_MS`]; the isolation rules are
+/// the caller's next step (`engine::netguard::isolate`). Errors (outer): `E_ENGINE_UNAVAILABLE`,
+/// the scope's `E_ABORTED` or deadline error; the engine's refusal is the inner error.
+pub(crate) async fn start(engine: &Engine, id: &str) -> Result<Answer<()>> {
+    engine
+        .call(
+            "POST /containers/{id}/start",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.start_container(id, None),
+        )
+        .await
+}
+
+/// `POST /containers/{id}/unpause`, bounded by [`CHANGE_TIMEOUT_MS`]. Errors (outer): as
+/// [`start`].
+pub(crate) async fn unpause(engine: &Engine, id: &str) -> Result<Answer<()>> {
+    engine
+        .call(
+            "POST /containers/{id}/unpause",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.unpause_container(id),
+        )
+        .await
+}
+
+/// `POST /containers/{id}/rename?name=<name>`, bounded by [`CHANGE_TIMEOUT_MS`]. Errors
+/// (outer): as [`start`].
+pub(crate) async fn rename(engine: &Engine, id: &str, name: &str) -> Result<Answer<()>> {
+    let opts = RenameContainerOptions { name: name.into() };
+    engine
+        .call(
+            "POST /containers/{id}/rename",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.rename_container(id, opts),
+        )
+        .await
+}
+
+/// `POST /containers/create?name=<name>[&platform=<platform>]` with `body`, bounded by
+/// [`CHANGE_TIMEOUT_MS`]. Errors (outer): as [`start`]; the caller decides what a lost answer
+/// means (the engine may have created it anyway).
+pub(crate) async fn create(
+    engine: &Engine,
+    name: &str,
+    platform: Option<&str>,
+    body: ContainerCreateBody,
+) -> Result<Answer<ContainerCreateResponse>> {
+    let mut opts = CreateContainerOptionsBuilder::default().name(name);
+    if let Some(p) = platform {
+        opts = opts.platform(p);
+    }
+    engine
+        .call(
+            "POST /containers/create",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.create_container(Some(opts.build()), body),
+        )
+        .await
+}
+
+/// `GET /containers/{id}/changes`: the container's filesystem diff against its image, bounded
+/// by [`READ_TIMEOUT_MS`]. Errors (outer): as [`start`].
+pub(crate) async fn changes(
+    engine: &Engine,
+    id: &str,
+) -> Result<Answer<Option<Vec<FilesystemChange>>>> {
+    engine
+        .call(
+            "GET /containers/{id}/changes",
+            READ_TIMEOUT_MS,
+            engine.docker.container_changes(id),
+        )
+        .await
 }

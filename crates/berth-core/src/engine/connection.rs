@@ -40,8 +40,9 @@ pub struct EngineOptions {
 /// A connected engine: a negotiated client plus what it is and where it lives.
 #[derive(Clone)]
 pub(crate) struct Engine {
-    /// The bollard client, API version already negotiated.
-    pub docker: Docker,
+    /// The bollard client, API version already negotiated. Only `engine/` reaches it: every
+    /// other module calls the engine through the endpoint functions there.
+    pub(in crate::engine) docker: Docker,
     /// `unix:///path` or `tcp://host:port` of the endpoint, for messages and cache keys.
     pub endpoint: String,
     /// Docker or Podman, from `GET /version` (`Components[].Name`).

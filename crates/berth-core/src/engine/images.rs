@@ -8,12 +8,14 @@
 use std::path::PathBuf;
 
 use bollard::auth::DockerCredentials;
-use bollard::query_parameters::CreateImageOptionsBuilder;
+use bollard::models::{ImageDeleteResponseItem, ImageSummary};
+use bollard::query_parameters::{CreateImageOptionsBuilder, ListImagesOptions, RemoveImageOptions};
 use futures_util::StreamExt;
 
 use crate::engine::bounded::PULL_IDLE_TIMEOUT_MS;
-use crate::engine::bounded::READ_TIMEOUT_MS;
+use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{self, status, Engine, EngineOptions};
+use crate::engine::Answer;
 use crate::model::errors::{Error, Result};
 use crate::model::pull::validate_platform;
 pub(crate) use crate::model::pull::{ProgressSink, PullProgress};
@@ -272,6 +274,36 @@ pub(crate) async fn resolves_to(engine: &Engine, reference: &str, image_id: &str
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("inspect image", e)),
     }
+}
+
+/// `GET /images/json`: every image (no filter), bounded by [`READ_TIMEOUT_MS`].
+/// Errors (outer): `E_ENGINE_UNAVAILABLE`, the scope's `E_ABORTED` or deadline error.
+pub(crate) async fn list(engine: &Engine) -> Result<Answer<Vec<ImageSummary>>> {
+    engine
+        .call(
+            "GET /images/json",
+            READ_TIMEOUT_MS,
+            engine.docker.list_images(None::<ListImagesOptions>),
+        )
+        .await
+}
+
+/// `DELETE /images/{name}` of `reference` (a tag or an image id), never forced: 409 when a
+/// container uses it, 404 when absent. Bounded by [`CHANGE_TIMEOUT_MS`].
+/// Errors (outer): as [`list`].
+pub(crate) async fn remove(
+    engine: &Engine,
+    reference: &str,
+) -> Result<Answer<Vec<ImageDeleteResponseItem>>> {
+    engine
+        .call(
+            "DELETE /images/{name}",
+            CHANGE_TIMEOUT_MS,
+            engine
+                .docker
+                .remove_image(reference, None::<RemoveImageOptions>, None),
+        )
+        .await
 }
 
 #[cfg(test)]

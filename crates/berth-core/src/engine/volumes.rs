@@ -1,12 +1,15 @@
-//! Berth's own volumes (session records, template use records): the one labelled listing
-//! (`GET /volumes`) and the one deletion (`DELETE /volumes/{name}`) both kinds go through.
+//! Berth's own volumes (session records, template use records): the labelled listing
+//! (`GET /volumes`), inspect, create and deletion (`DELETE /volumes/{name}`) every kind goes
+//! through.
 
 use std::collections::HashMap;
 
+use bollard::models::{Volume, VolumeCreateRequest};
 use bollard::query_parameters::ListVolumesOptionsBuilder;
 
 use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
+use crate::engine::Answer;
 use crate::model::errors::Result;
 
 /// Every volume carrying every label filter of `labels` (`key` or `key=value`), as
@@ -73,4 +76,38 @@ pub(crate) async fn delete(engine: &Engine, name: &str, what: &str) -> Result<()
         Err(e) if status(&e) == Some(404) => Ok(()),
         Err(e) => Err(engine.error(what, e)),
     }
+}
+
+/// `GET /volumes/{name}`, bounded by [`READ_TIMEOUT_MS`]; 404 when there is none.
+/// Errors (outer): `E_ENGINE_UNAVAILABLE`, the scope's `E_ABORTED` or deadline error.
+pub(crate) async fn inspect(engine: &Engine, name: &str) -> Result<Answer<Volume>> {
+    engine
+        .call(
+            "GET /volumes/{name}",
+            READ_TIMEOUT_MS,
+            engine.docker.inspect_volume(name),
+        )
+        .await
+}
+
+/// `POST /volumes/create` of a local volume `name` carrying `labels`, bounded by
+/// [`CHANGE_TIMEOUT_MS`]; a name already taken is the engine's 409 (Podman: 500).
+/// Errors (outer): `E_ENGINE_UNAVAILABLE`, the scope's `E_ABORTED` or deadline error.
+pub(crate) async fn create(
+    engine: &Engine,
+    name: &str,
+    labels: HashMap<String, String>,
+) -> Result<Answer<Volume>> {
+    let req = VolumeCreateRequest {
+        name: Some(name.to_string()),
+        labels: Some(labels),
+        ..Default::default()
+    };
+    engine
+        .call(
+            "POST /volumes/create",
+            CHANGE_TIMEOUT_MS,
+            engine.docker.create_volume(req),
+        )
+        .await
 }

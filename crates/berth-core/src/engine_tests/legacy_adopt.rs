@@ -10,7 +10,6 @@ use crate::model::errors::Error;
 use crate::model::naming::container_name;
 use crate::session::Ownership;
 use bollard::models::ContainerCreateBody;
-use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use tokio_util::sync::CancellationToken;
 
 fn legacy(id: &str, image: &str) -> LegacyAdoptSpec {
@@ -30,23 +29,15 @@ async fn hand_made(engine: &Engine, name: &str) -> String {
         labels: Some([(RUN_LABEL.to_string(), run_id().to_string())].into()),
         ..Default::default()
     };
-    let opts = CreateContainerOptionsBuilder::default().name(name).build();
-    engine
-        .docker
-        .create_container(Some(opts), body)
+    crate::engine::calls::create(engine, name, None, body)
         .await
+        .unwrap()
         .unwrap()
         .id
 }
 
 async fn force_remove(engine: &Engine, id: &str) {
-    let opts = RemoveContainerOptionsBuilder::default()
-        .force(true)
-        .v(true)
-        .build();
-    engine
-        .docker
-        .remove_container(id, Some(opts))
+    crate::engine::calls::remove_container(engine, id)
         .await
         .unwrap();
 }

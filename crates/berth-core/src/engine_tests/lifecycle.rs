@@ -11,7 +11,6 @@ use crate::model::naming::container_name_str;
 use crate::ownership::records::is_ready;
 use crate::session::Ownership;
 use bollard::models::ContainerCreateBody;
-use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
 fn argv(cmd: &str) -> Vec<String> {
@@ -148,17 +147,9 @@ async fn removal_is_by_id_never_by_name() {
         labels: Some([(RUN_LABEL.to_string(), run_id().to_string())].into()),
         ..Default::default()
     };
-    let other = engine
-        .docker
-        .create_container(
-            Some(
-                CreateContainerOptionsBuilder::default()
-                    .name(&s.name)
-                    .build(),
-            ),
-            body,
-        )
+    let other = crate::engine::calls::create(&engine, &s.name, None, body)
         .await
+        .unwrap()
         .unwrap()
         .id;
     let r = s

@@ -17,6 +17,7 @@ use tokio::io::AsyncWrite;
 
 use crate::engine::bounded::EXEC_CALL_TIMEOUT_MS;
 use crate::engine::connection::{status, Engine};
+use crate::engine::exec;
 use crate::model::errors::{Error, Result};
 
 /// The env variable that marks every process of one exec.
@@ -246,30 +247,16 @@ async fn start(engine: &Engine, id: &str, spec: &Launch<'_>, marker: &Marker) ->
         working_dir: spec.cwd.map(str::to_string),
         ..Default::default()
     };
-    let exec_id = match engine
-        .call(
-            "POST /containers/{id}/exec",
-            EXEC_CALL_TIMEOUT_MS,
-            engine.docker.create_exec(id, create),
-        )
-        .await?
-    {
+    let exec_id = match exec::create(engine, id, create, EXEC_CALL_TIMEOUT_MS).await? {
         Ok(r) => r.id,
         Err(e) => return Err(create_exec_failure(engine, id, e).await),
     };
-    let started = engine
-        .call(
-            "POST /exec/{id}/start",
-            EXEC_CALL_TIMEOUT_MS,
-            engine.docker.start_exec(
-                &exec_id,
-                Some(StartExecOptions {
-                    detach: false,
-                    tty: false,
-                    output_capacity: None,
-                }),
-            ),
-        )
+    let attached = StartExecOptions {
+        detach: false,
+        tty: false,
+        output_capacity: None,
+    };
+    let started = exec::start(engine, &exec_id, Some(attached), EXEC_CALL_TIMEOUT_MS)
         .await?
         .map_err(|e| engine.error("start exec", e))?;
     let StartExecResults::Attached { output, input } = started else {
@@ -319,12 +306,7 @@ async fn create_exec_failure(engine: &Engine, id: &str, e: bollard::errors::Erro
 /// engine error), `E_ENGINE_UNAVAILABLE`. Never made up.
 pub(crate) async fn exit_code(engine: &Engine, exec_id: &str) -> Result<i64> {
     for _ in 0..EXIT_CODE_POLLS {
-        let info = engine
-            .call(
-                "GET /exec/{id}/json",
-                EXEC_CALL_TIMEOUT_MS,
-                engine.docker.inspect_exec(exec_id),
-            )
+        let info = exec::inspect(engine, exec_id, EXEC_CALL_TIMEOUT_MS)
             .await?
             .map_err(|e| engine.error("inspect exec", e))?;
         if info.running != Some(true) {
@@ -407,23 +389,11 @@ pub(crate) async fn kill_tree(engine: &Engine, id: &str, marker: &Marker) {
         user: marker.user.clone(),
         ..Default::default()
     };
-    let Ok(Ok(created)) = engine
-        .call(
-            "POST /containers/{id}/exec",
-            EXEC_CALL_TIMEOUT_MS,
-            engine.docker.create_exec(id, create),
-        )
-        .await
-    else {
+    let Ok(Ok(created)) = exec::create(engine, id, create, EXEC_CALL_TIMEOUT_MS).await else {
         return;
     };
-    if let Ok(Ok(StartExecResults::Attached { mut output, .. })) = engine
-        .call(
-            "POST /exec/{id}/start",
-            EXEC_CALL_TIMEOUT_MS,
-            engine.docker.start_exec(&created.id, None),
-        )
-        .await
+    if let Ok(Ok(StartExecResults::Attached { mut output, .. })) =
+        exec::start(engine, &created.id, None, EXEC_CALL_TIMEOUT_MS).await
     {
         let drain = async { while output.next().await.is_some() {} };
         let _ = tokio::time::timeout(Duration::from_millis(KILL_TREE_TIMEOUT_MS), drain).await;

@@ -64,26 +64,12 @@ async fn stopped(engine: &Engine, id: &str, exec_id: &str) -> bool {
     if state.running != Some(true) {
         return true;
     }
-    let exec = engine
-        .call(
-            "GET /exec/{id}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_exec(exec_id),
-        )
-        .await;
+    let exec = crate::engine::exec::inspect(engine, exec_id, READ_TIMEOUT_MS).await;
     match exec {
         Ok(Ok(info)) if info.running == Some(false) => {}
         _ => return false,
     }
-    let top = engine
-        .call(
-            "GET /containers/{id}/top",
-            READ_TIMEOUT_MS,
-            engine
-                .docker
-                .top_processes(id, None::<bollard::query_parameters::TopOptions>),
-        )
-        .await;
+    let top = crate::engine::top::list(engine, id).await;
     match top {
         Ok(Ok(top)) => top.processes.is_none_or(|p| p.is_empty()),
         Ok(Err(e)) => matches!(status(&e), Some(404 | 409)),

@@ -8,18 +8,14 @@
 //! trailer.
 
 use std::io::Read;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use bollard::query_parameters::{
-    ContainerArchiveInfoOptions, DownloadFromContainerOptions, UploadToContainerOptions,
-};
 use bytes::Bytes;
 use futures_util::{stream, Stream, StreamExt, TryStreamExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::io::{StreamReader, SyncIoBridge};
 
-use crate::engine::bounded::READ_TIMEOUT_MS;
-use crate::engine::bounded::{upload_timeout, DOWNLOAD_IDLE_TIMEOUT_MS};
+use crate::engine::bounded::upload_timeout;
 use crate::engine::connection::{status, Engine};
 use crate::model::errors::{Error, Result};
 
@@ -27,8 +23,6 @@ use crate::model::errors::{Error, Result};
 pub(crate) const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// Capacity of a download's channel, in chunks.
 pub(crate) const READ_CHANNEL_CHUNKS: usize = 4;
-/// Request timeout of an upload (send until the engine's answer), in seconds.
-pub(crate) const UPLOAD_TIMEOUT_SECS: u64 = 3600;
 const TAR_BLOCK_BYTES: usize = 512;
 const TAR_TRAILER_BYTES: usize = 2 * TAR_BLOCK_BYTES;
 /// Go's `os.ModeDir` and `os.ModeSymlink` bits in the engine's path stat.
@@ -67,33 +61,7 @@ pub(crate) struct Download {
 /// `Ok(None)` on 404 (the path, or the container, is absent: the caller tells which by
 /// inspecting the container). Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn download(engine: &Engine, id: &str, path: &str) -> Result<Option<Download>> {
-    let body = engine.docker.download_from_container(
-        id,
-        Some(DownloadFromContainerOptions {
-            path: path.to_string(),
-        }),
-    );
-    // Every chunk must come within DOWNLOAD_IDLE_TIMEOUT_MS (and the caller's bounds).
-    let scoped = engine.clone();
-    let mut body = Box::pin(futures_util::stream::unfold(
-        (body, scoped),
-        |(mut body, engine)| async move {
-            let item = match engine
-                .call(
-                    "GET /containers/{id}/archive",
-                    DOWNLOAD_IDLE_TIMEOUT_MS,
-                    body.next(),
-                )
-                .await
-            {
-                Ok(item) => item?,
-                Err(e) => Err(bollard::errors::Error::IOError {
-                    err: std::io::Error::new(std::io::ErrorKind::TimedOut, e.to_string()),
-                }),
-            };
-            Some((item, (body, engine)))
-        },
-    ));
+    let mut body = Box::pin(crate::engine::archive::get(engine, id, path));
     let first = match body.next().await {
         Some(Err(e)) if status(&e) == Some(404) => return Ok(None),
         Some(Err(e)) => return Err(engine.error("read file", e)),
@@ -205,19 +173,7 @@ pub(crate) async fn stat(engine: &Engine, id: &str, path: &str) -> Result<Stat> 
 /// [`stat`] and the path's permission bits (`0o7777`; 0 when absent).
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn stat_with_mode(engine: &Engine, id: &str, path: &str) -> Result<(Stat, u32)> {
-    let stat = match engine
-        .call(
-            "HEAD /containers/{id}/archive",
-            READ_TIMEOUT_MS,
-            engine.docker.get_container_archive_info(
-                id,
-                Some(ContainerArchiveInfoOptions {
-                    path: path.to_string(),
-                }),
-            ),
-        )
-        .await?
-    {
+    let stat = match crate::engine::archive::head(engine, id, path).await? {
         Ok(s) if s.file_mode & GO_MODE_SYMLINK != 0 => (Stat::Symlink(s.link_target), 0),
         Ok(s) if s.file_mode & GO_MODE_DIR != 0 => (Stat::Dir, go_permissions(s.file_mode)),
         Ok(s) => (Stat::Other, go_permissions(s.file_mode)),
@@ -341,22 +297,7 @@ pub(crate) async fn upload(
     let body = stream::iter([Ok(Bytes::from(prefix))])
         .chain(data)
         .chain(stream::iter([Ok(Bytes::from(tar_suffix(size)))]));
-    let docker = engine
-        .docker
-        .clone()
-        .with_timeout(Duration::from_secs(UPLOAD_TIMEOUT_SECS));
-    let put = docker.upload_to_container(
-        id,
-        Some(UploadToContainerOptions {
-            path: "/".into(),
-            no_overwrite_dir_non_dir: Some("true".into()),
-            copy_uidgid: None,
-        }),
-        bollard::body_try_stream(body),
-    );
-    engine
-        .call_for("PUT /containers/{id}/archive", upload_timeout(size), put)
-        .await
+    crate::engine::archive::put_stream(engine, id, body, upload_timeout(size)).await
 }
 
 #[cfg(test)]

@@ -16,10 +16,8 @@ use std::time::SystemTime;
 use bollard::models::{
     ContainerCreateBody, HostConfig, Mount as EngineMount, MountType, PortBinding,
 };
-use bollard::query_parameters::CreateContainerOptionsBuilder;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::cancel::guard;
 use crate::engine::connection::{status, Engine, EngineOptions};
 use crate::engine::images::{ensure_image, PullOptions};
@@ -132,19 +130,7 @@ pub(crate) async fn create_container(
     let nonce = hex::encode(rand::random::<[u8; 16]>());
     labels.insert(labels::CREATE_NONCE.into(), nonce.clone());
     let body = container_body(spec, labels.clone(), extra_mounts);
-    let mut opts = CreateContainerOptionsBuilder::default().name(name);
-    if let Some(p) = &spec.platform {
-        opts = opts.platform(p);
-    }
-    let opts = opts.build();
-    match engine
-        .call(
-            "POST /containers/create",
-            CHANGE_TIMEOUT_MS,
-            engine.docker.create_container(Some(opts), body),
-        )
-        .await
-    {
+    match crate::engine::calls::create(engine, name, spec.platform.as_deref(), body).await {
         Ok(Ok(r)) => Ok((r.id, labels)),
         Ok(Err(e)) if status(&e).is_some() => {
             Err(create_failure(engine, session_id, name, &spec.image, e).await)
@@ -179,13 +165,7 @@ pub(crate) async fn finish(
     spec: &CreateSpec,
     labels: &HashMap<String, String>,
 ) -> Result<Option<String>> {
-    let start = engine
-        .call(
-            "POST /containers/{id}/start",
-            CHANGE_TIMEOUT_MS,
-            engine.docker.start_container(&session.id, None),
-        )
-        .await?;
+    let start = crate::engine::calls::start(engine, &session.id).await?;
     if let Err(e) = start {
         // A refused start (Podman refuses an entrypoint it cannot run): when the container
         // is not running, that is a failed setup with its exit code and log tail.

@@ -11,7 +11,7 @@
 //! root-owned parents), then `PUT /containers/{id}/archive` of one directory entry with the
 //! user as owner and the mode plus `u+rwx` (the engine applies both to the existing directory).
 
-use crate::engine::bounded::CHANGE_TIMEOUT_MS;
+use crate::engine::calls;
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::{Facts, Inspected};
 use crate::files::archive::{self, Owner};
@@ -37,28 +37,14 @@ pub(crate) async fn repair(
     let f = Facts::from_inspect(c);
     let has = |code: &str| findings.iter().any(|x| x.code == code);
     if has(code::STATE_PAUSED) {
-        if let Err(e) = engine
-            .call(
-                "POST /containers/{id}/unpause",
-                CHANGE_TIMEOUT_MS,
-                engine.docker.unpause_container(&f.id),
-            )
-            .await?
-        {
+        if let Err(e) = calls::unpause(engine, &f.id).await? {
             if status(&e).is_none() {
                 return Err(engine.error("unpause container", e));
             }
         }
     }
     if has(code::STATE_STOPPED) {
-        if let Err(e) = engine
-            .call(
-                "POST /containers/{id}/start",
-                CHANGE_TIMEOUT_MS,
-                engine.docker.start_container(&f.id, None),
-            )
-            .await?
-        {
+        if let Err(e) = calls::start(engine, &f.id).await? {
             if status(&e).is_none() {
                 return Err(engine.error("start container", e));
             }

@@ -6,11 +6,10 @@
 
 use std::collections::HashMap;
 
-use bollard::query_parameters::{ListImagesOptions, RemoveImageOptions};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine, EngineOptions};
+use crate::engine::images;
 use crate::engine::templates::{
     delete_use, exists, last_uses, now_ms, record_use, template_ref, uses, validate_key,
     TEMPLATE_REPO, USE_RECORD_EVERY_MS,
@@ -45,12 +44,7 @@ pub struct Template {
 /// filters do not combine as Docker's do.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn list(engine: &Engine, labels: &[(String, String)]) -> Result<Vec<Template>> {
-    let images = engine
-        .call(
-            "GET /images/json",
-            READ_TIMEOUT_MS,
-            engine.docker.list_images(None::<ListImagesOptions>),
-        )
+    let images = images::list(engine)
         .await?
         .map_err(|e| engine.error("list templates", e))?;
     let last = last_uses(&uses(engine, None).await?);
@@ -118,16 +112,7 @@ async fn forget_uses(engine: &Engine, key: &str) -> Result<()> {
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn remove(engine: &Engine, key: &str) -> Result<Removal> {
     validate_key(key)?;
-    match engine
-        .call(
-            "DELETE /images/{name}",
-            CHANGE_TIMEOUT_MS,
-            engine
-                .docker
-                .remove_image(&template_ref(key), None::<RemoveImageOptions>, None),
-        )
-        .await?
-    {
+    match images::remove(engine, &template_ref(key)).await? {
         Ok(_) => {
             forget_uses(engine, key).await?;
             Ok(Removal::Removed)
@@ -222,16 +207,7 @@ pub async fn prune_templates(
             out.recent.push(t.key);
             continue;
         }
-        match engine
-            .call(
-                "DELETE /images/{name}",
-                CHANGE_TIMEOUT_MS,
-                engine
-                    .docker
-                    .remove_image(&t.id, None::<RemoveImageOptions>, None),
-            )
-            .await?
-        {
+        match images::remove(&engine, &t.id).await? {
             Ok(_) => {}
             Err(e) if status(&e) == Some(409) => {
                 out.kept.push(t.key);

@@ -30,7 +30,6 @@ use std::collections::HashSet;
 
 use bollard::models::ChangeType;
 
-use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::Engine;
 use crate::engine::container::{inspect, is_root, Facts};
 use crate::files::archive::{self, Owner, Stat};
@@ -118,12 +117,7 @@ pub(crate) async fn give_to_user(engine: &Engine, id: &str, spec: &CreateSpec) -
 /// The paths the container's filesystem diff lists as added (not in the image); none when the
 /// engine does not answer it. Errors: `E_ABORTED`, `E_ENGINE_UNAVAILABLE`.
 async fn added_paths(engine: &Engine, id: &str) -> Result<HashSet<String>> {
-    let changes = engine
-        .call(
-            "GET /containers/{id}/changes",
-            READ_TIMEOUT_MS,
-            engine.docker.container_changes(id),
-        )
+    let changes = crate::engine::calls::changes(engine, id)
         .await?
         // An engine without the diff: nothing is known to be added, nothing is given.
         .unwrap_or_default();

@@ -10,10 +10,8 @@
 
 use std::collections::HashMap;
 
-use bollard::models::VolumeCreateRequest;
-
-use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
+use crate::engine::volumes;
 use crate::model::errors::Result;
 use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
 use crate::ownership::holders::{self, Record};
@@ -61,14 +59,7 @@ pub(crate) async fn mark_ready(
 /// not labelled for this container does not count.
 #[cfg(test)]
 pub(crate) async fn is_ready(engine: &Engine, container_id: &str) -> Result<bool> {
-    match engine
-        .call(
-            "GET /volumes/{name}",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_volume(&ready_volume(container_id)),
-        )
-        .await?
-    {
+    match volumes::inspect(engine, &ready_volume(container_id)).await? {
         Ok(v) => Ok(is_ready_record(&v.name, &v.labels, container_id)),
         Err(e) if status(&e) == Some(404) => Ok(false),
         Err(e) => Err(engine.error("read session readiness", e)),
@@ -83,14 +74,7 @@ pub(crate) async fn creation_record(
     engine: &Engine,
     container_id: &str,
 ) -> Result<Option<Option<HashMap<String, String>>>> {
-    match engine
-        .call(
-            "GET /volumes/{name}",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_volume(&ready_volume(container_id)),
-        )
-        .await?
-    {
+    match volumes::inspect(engine, &ready_volume(container_id)).await? {
         Ok(v) if is_ready_record(&v.name, &v.labels, container_id) => Ok(Some(
             v.labels
                 .get(CREATION_LABELS)
@@ -165,29 +149,10 @@ pub(crate) async fn create(
     labels: HashMap<String, String>,
     operation: &str,
 ) -> Result<HashMap<String, String>> {
-    let req = VolumeCreateRequest {
-        name: Some(name.to_string()),
-        labels: Some(labels),
-        ..Default::default()
-    };
-    match engine
-        .call(
-            "POST /volumes/create",
-            CHANGE_TIMEOUT_MS,
-            engine.docker.create_volume(req),
-        )
-        .await?
-    {
+    match volumes::create(engine, name, labels).await? {
         Ok(v) => Ok(v.labels),
         Err(e) if matches!(status(&e), Some(409) | Some(500)) => {
-            match engine
-                .call(
-                    "GET /volumes/{name}",
-                    READ_TIMEOUT_MS,
-                    engine.docker.inspect_volume(name),
-                )
-                .await?
-            {
+            match volumes::inspect(engine, name).await? {
                 Ok(v) => Ok(v.labels),
                 Err(_) => Err(engine.error(operation, e)),
             }

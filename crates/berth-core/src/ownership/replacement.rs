@@ -19,9 +19,6 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use bollard::query_parameters::RenameContainerOptions;
-
-use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
 use crate::engine::container::{inspect, Facts};
 use crate::model::errors::{Error, Result};
@@ -250,18 +247,12 @@ pub(crate) async fn settle_name(engine: &Engine, name: &str) -> Result<Option<Op
 /// `POST /containers/{old id}/rename?name=<name>`, `POST /containers/{old id}/start`,
 /// `DELETE /volumes/{name}`. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn settle(engine: &Engine, r: &Replacement) -> Result<Settled> {
-    let committed = match engine
-        .call(
-            "GET /volumes/{name}",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_volume(&replaced_volume(&r.old_id)),
-        )
-        .await?
-    {
-        Ok(v) => v.labels.get(RECORD_CONTAINER_ID) == Some(&r.old_id),
-        Err(e) if status(&e) == Some(404) => false,
-        Err(e) => return Err(engine.error("read replacement record", e)),
-    };
+    let committed =
+        match crate::engine::volumes::inspect(engine, &replaced_volume(&r.old_id)).await? {
+            Ok(v) => v.labels.get(RECORD_CONTAINER_ID) == Some(&r.old_id),
+            Err(e) if status(&e) == Some(404) => false,
+            Err(e) => return Err(engine.error("read replacement record", e)),
+        };
     if committed {
         remove_by_id(engine, &r.old_id).await?;
         drop_records(engine, &r.old_id).await?;
@@ -301,15 +292,7 @@ pub(crate) async fn roll_back_old(engine: &Engine, r: &Replacement) -> Result<()
 /// checked by inspecting `id` (it may already carry the name), never by message text.
 /// Errors: `E_ENGINE` (404 when the container is gone), `E_ENGINE_UNAVAILABLE`.
 pub(crate) async fn rename(engine: &Engine, id: &str, name: &str) -> Result<()> {
-    let opts = RenameContainerOptions { name: name.into() };
-    match engine
-        .call(
-            "POST /containers/{id}/rename",
-            CHANGE_TIMEOUT_MS,
-            engine.docker.rename_container(id, opts),
-        )
-        .await?
-    {
+    match crate::engine::calls::rename(engine, id, name).await? {
         Ok(()) => Ok(()),
         Err(e) => match inspect(engine, id).await? {
             Some(c) if Facts::from_inspect(&c).name == name => Ok(()),

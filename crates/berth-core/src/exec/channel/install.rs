@@ -8,9 +8,6 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use bollard::query_parameters::UploadToContainerOptions;
-
-use crate::engine::bounded::READ_TIMEOUT_MS;
 use crate::engine::connection::Engine;
 use crate::model::agent_binary::{append_to, root_header, short_hash, AGENT, AGENT_ARCH};
 use crate::model::errors::Result;
@@ -40,39 +37,17 @@ pub(crate) async fn install(engine: &Engine, id: &str) -> Result<bool> {
         return Ok(false);
     }
     let Ok(tar) = archive() else { return Ok(false) };
-    let docker = engine
-        .docker
-        .clone()
-        .with_timeout(Duration::from_millis(COPY_TIMEOUT_MS));
-    let copied = engine
-        .call(
-            "PUT /containers/{id}/archive",
-            COPY_TIMEOUT_MS,
-            docker.upload_to_container(
-                id,
-                Some(UploadToContainerOptions {
-                    path: "/".into(),
-                    no_overwrite_dir_non_dir: Some("true".into()),
-                    copy_uidgid: None,
-                }),
-                bollard::body_full(tar.into()),
-            ),
-        )
-        .await?;
+    let copied =
+        crate::engine::archive::put_bytes(engine, id, tar, Duration::from_millis(COPY_TIMEOUT_MS))
+            .await?;
     Ok(copied.is_ok() || already_there(engine, id).await?)
 }
 
 /// Whether the container's image is of the helper's architecture (an unknown one is tried:
 /// the helper's hello then decides).
 async fn same_arch(engine: &Engine, id: &str) -> Result<bool> {
-    let inspected = engine
-        .call(
-            "GET /containers/{id}/json",
-            READ_TIMEOUT_MS,
-            engine.docker.inspect_container(id, None),
-        )
-        .await?;
-    let Some(image) = inspected.ok().and_then(|c| c.image) else {
+    let inspected = crate::engine::container::inspect(engine, id).await;
+    let Some(image) = inspected.ok().flatten().and_then(|c| c.body.image) else {
         return Ok(true);
     };
     Ok(
@@ -91,18 +66,7 @@ fn arch_matches(image: Option<&str>, agent: &str) -> bool {
 
 /// Whether a file is at [`path`] already (`HEAD /containers/{id}/archive`).
 async fn already_there(engine: &Engine, id: &str) -> Result<bool> {
-    let info = engine
-        .call(
-            "HEAD /containers/{id}/archive",
-            READ_TIMEOUT_MS,
-            engine.docker.get_container_archive_info(
-                id,
-                Some(bollard::query_parameters::ContainerArchiveInfoOptions {
-                    path: path().to_string(),
-                }),
-            ),
-        )
-        .await?;
+    let info = crate::engine::archive::head(engine, id, path()).await?;
     Ok(info.is_ok())
 }
 
