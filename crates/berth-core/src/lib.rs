@@ -13,9 +13,10 @@
 //!    findings, drift, verification, pull progress). Never an engine call; imports nothing
 //!    else. (Identity lives here, not in `ownership`: labels encode an owner, and the
 //!    engine layer's container facts decode one.)
-//! 2. `engine`: the connection and the Engine API calls (discovery, transport, engine info,
-//!    container inspect and facts, calls by id, cancellation, images, networks, ports, bind
-//!    sources, template commits). Imports `model`.
+//! 2. `engine`: the connection and every Engine API call, one function per endpoint by
+//!    resource (discovery, transport, engine info, containers, exec, archive, images,
+//!    volumes, networks, top, logs, ports, bind sources, template commits, the network
+//!    guard); the bollard client is private to it. Imports `model`.
 //! 3. `exec` (imports `engine`, `model`); `files` (may also import `exec`); `ownership`
 //!    (provenance, records, holders, holds, cleanup, removal with records, replacement
 //!    records; imports `engine`, `model`). `files` and `ownership` never import each other.
@@ -27,6 +28,9 @@
 //! `error_docs` sit on top and nothing imports them. Everything is crate-private except the
 //! re-exports below.
 #![deny(missing_docs)]
+// An item marked `pub` is part of the face (re-exported below) or it is `pub(crate)`: a `pub`
+// that the face does not reach is a lie about the API, and this lint names it.
+#![warn(unreachable_pub)]
 // Errors are the cold path and carry their details by value for the JS `details` object.
 #![allow(clippy::result_large_err)]
 

@@ -23,7 +23,7 @@ const POLL_MS: u64 = 100;
 
 /// What a removal found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Removal {
+pub(crate) enum Removal {
     /// This call removed the container.
     Removed,
     /// The engine no longer had it (or another removal finished it).

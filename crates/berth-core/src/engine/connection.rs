@@ -83,11 +83,11 @@ pub(crate) fn remote_host_of(endpoint: &str) -> Option<String> {
 }
 
 /// `E_ENGINE_UNAVAILABLE` messages, one builder per cause, so every message is unit-tested.
-pub mod unavailable {
+pub(crate) mod unavailable {
     use super::*;
 
     /// No endpoint applies: nothing in the options or the environment, and no usual socket exists.
-    pub fn none_found(tried: &[String]) -> Error {
+    pub(crate) fn none_found(tried: &[String]) -> Error {
         Error::EngineUnavailable {
             tried: tried.join(", "),
             reason: "no engine socket found".into(),
@@ -96,7 +96,7 @@ pub mod unavailable {
     }
 
     /// The unix socket discovery chose does not exist.
-    pub fn socket_absent(tried: &str, path: &str, kind: Option<EngineKind>) -> Error {
+    pub(crate) fn socket_absent(tried: &str, path: &str, kind: Option<EngineKind>) -> Error {
         let hint = match kind {
             Some(EngineKind::Podman) => "start Podman's API service (`systemctl start podman.socket`, rootless: `systemctl --user start podman.socket`, or `podman system service --time=0 unix://<path>`), or pass `socketPath`",
             _ => "start the engine (Docker: `systemctl start docker` or start Docker Desktop / Colima / OrbStack), or pass `socketPath` / `engine`, or set DOCKER_HOST",
@@ -109,7 +109,7 @@ pub mod unavailable {
     }
 
     /// The socket exists but this process may not open it.
-    pub fn permission_denied(tried: &str, path: &str) -> Error {
+    pub(crate) fn permission_denied(tried: &str, path: &str) -> Error {
         Error::EngineUnavailable {
             tried: tried.into(),
             reason: format!("permission denied on {path}"),
@@ -118,7 +118,7 @@ pub mod unavailable {
     }
 
     /// The socket exists but nothing accepts connections on it (a stale socket).
-    pub fn refused(tried: &str, endpoint: &str) -> Error {
+    pub(crate) fn refused(tried: &str, endpoint: &str) -> Error {
         Error::EngineUnavailable {
             tried: tried.into(),
             reason: format!("nothing accepts connections on {endpoint}"),
@@ -127,7 +127,7 @@ pub mod unavailable {
     }
 
     /// The engine accepted the connection but did not answer in time.
-    pub fn no_answer(tried: &str, what: &str, timeout_ms: u64) -> Error {
+    pub(crate) fn no_answer(tried: &str, what: &str, timeout_ms: u64) -> Error {
         Error::EngineUnavailable {
             tried: tried.into(),
             reason: format!("no answer to {what} within {timeout_ms} ms"),
@@ -136,7 +136,7 @@ pub mod unavailable {
     }
 
     /// The engine speaks an API older than berth's minimum.
-    pub fn too_old(tried: &str, reported: &str) -> Error {
+    pub(crate) fn too_old(tried: &str, reported: &str) -> Error {
         Error::EngineUnavailable {
             tried: tried.into(),
             reason: format!(
@@ -148,7 +148,7 @@ pub mod unavailable {
     }
 
     /// Any other failure to reach the engine.
-    pub fn other(tried: &str, reason: String) -> Error {
+    pub(crate) fn other(tried: &str, reason: String) -> Error {
         Error::EngineUnavailable {
             tried: tried.into(),
             reason,
@@ -361,7 +361,7 @@ pub(crate) fn status(e: &bollard::errors::Error) -> Option<u16> {
 impl Engine {
     /// Maps a bollard failure during `operation` to berth's error: an answer with a
     /// status is `E_ENGINE`; a failed connection or a timeout is `E_ENGINE_UNAVAILABLE`.
-    pub fn error(&self, operation: &str, e: bollard::errors::Error) -> Error {
+    pub(crate) fn error(&self, operation: &str, e: bollard::errors::Error) -> Error {
         use bollard::errors::Error as B;
         match e {
             B::DockerResponseServerError {
@@ -392,14 +392,14 @@ impl Engine {
     }
 
     /// Whether the engine is reached over the network (its published ports live on its host).
-    pub fn is_remote(&self) -> bool {
+    pub(crate) fn is_remote(&self) -> bool {
         self.remote_host.is_some()
     }
 
     /// A published address as seen from this process: for a remote engine, a loopback or
     /// unspecified host IP is replaced by the engine's host (`127.0.0.1:49153` →
     /// `10.0.0.5:49153`); a local engine's address is kept.
-    pub fn reachable_address(&self, addr: &str) -> String {
+    pub(crate) fn reachable_address(&self, addr: &str) -> String {
         let Some(host) = &self.remote_host else {
             return addr.to_string();
         };

@@ -39,7 +39,7 @@ impl Deref for Inspected {
 
 impl Inspected {
     /// The container's labels (`Config.Labels`, a copy), empty when it has none.
-    pub fn labels(&self) -> std::collections::HashMap<String, String> {
+    pub(crate) fn labels(&self) -> std::collections::HashMap<String, String> {
         self.config
             .as_ref()
             .and_then(|c| c.labels.clone())
@@ -48,7 +48,7 @@ impl Inspected {
 
     /// The container's processes run as root: its config's user (the create's `user`, else
     /// the image's) is empty, `root` or uid 0, with or without a group.
-    pub fn runs_as_root(&self) -> bool {
+    pub(crate) fn runs_as_root(&self) -> bool {
         let user = self
             .config
             .as_ref()
@@ -242,7 +242,7 @@ pub(crate) struct Facts {
 
 impl Facts {
     /// Reads the facts out of an inspect answer.
-    pub fn from_inspect(c: &Inspected) -> Self {
+    pub(crate) fn from_inspect(c: &Inspected) -> Self {
         let raw_state = c.raw_state.clone();
         let state = spec_state(&raw_state);
         let config = c.config.as_ref();
@@ -307,25 +307,25 @@ impl Facts {
     }
 
     /// The recorded owner, when managed and fully labelled.
-    pub fn owner(&self) -> Option<&Owner> {
+    pub(crate) fn owner(&self) -> Option<&Owner> {
         self.managed.as_ref().and_then(|m| m.owner.as_ref())
     }
 
     /// When this session expires, in ms since the epoch, given its current deadline record
     /// `deadline_ms` (see [`crate::model::lifetime::expires_at`]); `None` for an unmanaged one.
-    pub fn expires_at(&self, deadline_ms: Option<u64>) -> Option<u64> {
+    pub(crate) fn expires_at(&self, deadline_ms: Option<u64>) -> Option<u64> {
         let retention = self.managed.as_ref()?.remove_after_stop_ms;
         crate::model::lifetime::expires_at(retention, self.state, &self.finished_at, deadline_ms)
     }
 
     /// Whether this session has expired at `now`, by its stop retention or its deadline
     /// record `deadline_ms` (see [`crate::model::lifetime`]).
-    pub fn expired_at(&self, now: std::time::SystemTime, deadline_ms: Option<u64>) -> bool {
+    pub(crate) fn expired_at(&self, now: std::time::SystemTime, deadline_ms: Option<u64>) -> bool {
         crate::model::lifetime::passed(self.expires_at(deadline_ms), now)
     }
 
     /// The owner as JSON (`PeekResult.owner`), `null` when unknown.
-    pub fn owner_json(&self) -> serde_json::Value {
+    pub(crate) fn owner_json(&self) -> serde_json::Value {
         self.owner()
             .map(Owner::to_json)
             .unwrap_or(serde_json::Value::Null)

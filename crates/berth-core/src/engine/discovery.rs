@@ -155,7 +155,7 @@ pub(crate) struct Host {
 
 impl Host {
     /// The host this process runs on.
-    pub fn current() -> Self {
+    pub(crate) fn current() -> Self {
         let platform = match std::env::consts::OS {
             "macos" => "darwin",
             "windows" => "win32",

@@ -2,27 +2,27 @@
 //! (discovery, transport, engine info, container inspect and facts, calls by id, images,
 //! networks, ports, bind sources, host escape, process counts). Imports only [`crate::model`].
 
-pub mod archive;
-pub mod bind_source;
-pub mod bounded;
-pub mod calls;
-pub mod cancel;
-pub mod connection;
-pub mod container;
-pub mod discovery;
-pub mod exec;
-pub mod host_escape;
-pub mod images;
-pub mod info;
-pub mod logs;
-pub mod netguard;
-pub mod networks;
-pub mod ports;
-pub mod templates;
-pub mod top;
+pub(crate) mod archive;
+pub(crate) mod bind_source;
+pub(crate) mod bounded;
+pub(crate) mod calls;
+pub(crate) mod cancel;
+pub(crate) mod connection;
+pub(crate) mod container;
+pub(crate) mod discovery;
+pub(crate) mod exec;
+pub(crate) mod host_escape;
+pub(crate) mod images;
+pub(crate) mod info;
+pub(crate) mod logs;
+pub(crate) mod netguard;
+pub(crate) mod networks;
+pub(crate) mod ports;
+pub(crate) mod templates;
+pub(crate) mod top;
 #[cfg(unix)]
-pub mod transport;
-pub mod volumes;
+pub(crate) mod transport;
+pub(crate) mod volumes;
 
 /// An engine's own answer to one request: its value, or bollard's error (with the HTTP status
 /// when the engine answered). Endpoint functions return it inside berth's `Result`, whose error

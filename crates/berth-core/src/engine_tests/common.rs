@@ -7,12 +7,12 @@ use crate::engine::container::list_by_labels;
 use crate::model::spec::CreateSpec;
 
 /// The image every engine test uses, built offline by `__test__/helpers/test-image.mjs`.
-pub const TEST_IMAGE: &str = "berth-test/busybox:1";
+pub(super) const TEST_IMAGE: &str = "berth-test/busybox:1";
 /// The label every test container carries.
-pub const RUN_LABEL: &str = "berth.test-run";
+pub(super) const RUN_LABEL: &str = "berth.test-run";
 
 /// This run's label value: `BERTH_TEST_RUN` when set, else one per test binary.
-pub fn run_id() -> &'static str {
+pub(super) fn run_id() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
     ID.get_or_init(|| {
         std::env::var("BERTH_TEST_RUN")
@@ -31,12 +31,12 @@ fn rand_suffix() -> String {
 }
 
 /// A unique session id for one test.
-pub fn unique(name: &str) -> String {
+pub(super) fn unique(name: &str) -> String {
     format!("rs-{name}-{}", rand_suffix())
 }
 
 /// Builds (once per process) the offline test image through the repo's helper.
-pub fn ensure_image() {
+pub(super) fn ensure_image() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -49,14 +49,14 @@ pub fn ensure_image() {
 }
 
 /// The default engine.
-pub async fn engine() -> Engine {
+pub(super) async fn engine() -> Engine {
     connect(&EngineOptions::default())
         .await
         .expect("a running engine (see CONTRIBUTING.md)")
 }
 
 /// A create spec on the test image, labelled for this run.
-pub fn spec(session_id: &str) -> CreateSpec {
+pub(super) fn spec(session_id: &str) -> CreateSpec {
     ensure_image();
     let mut s = CreateSpec {
         session_id: session_id.encode_utf16().collect(),
@@ -69,7 +69,7 @@ pub fn spec(session_id: &str) -> CreateSpec {
 
 /// Ids of this run's containers whose name contains `fragment`, in any state (through the
 /// core's state-tolerant list, so Podman's own state words decode).
-pub async fn containers_named(engine: &Engine, fragment: &str) -> Vec<String> {
+pub(super) async fn containers_named(engine: &Engine, fragment: &str) -> Vec<String> {
     list_by_labels(engine, &[format!("{RUN_LABEL}={}", run_id())])
         .await
         .unwrap()

@@ -43,7 +43,7 @@ pub(crate) struct Share {
 impl Share {
     /// Takes up to `want` bytes from the budget; answers how many it got (fewer when the
     /// budget is short, 0 when it is spent).
-    pub fn take(&mut self, want: u64) -> u64 {
+    pub(crate) fn take(&mut self, want: u64) -> u64 {
         let limit = LIMIT.load(Ordering::Relaxed);
         let mut got = 0;
         let _ = HELD.fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {

@@ -85,7 +85,7 @@ pub(crate) struct Launch<'a> {
 
 impl<'a> Launch<'a> {
     /// The launch of `argv` with the per-exec settings of `opts`; `stdin` attaches stdin.
-    pub fn of(argv: &'a [String], opts: &'a crate::exec::ExecOptions, stdin: bool) -> Self {
+    pub(crate) fn of(argv: &'a [String], opts: &'a crate::exec::ExecOptions, stdin: bool) -> Self {
         Launch {
             argv,
             cwd: opts.cwd.as_deref(),
@@ -99,7 +99,7 @@ impl<'a> Launch<'a> {
 impl Launch<'_> {
     /// What this exec carries, in bytes, counted as `execve` does: argv and env strings with
     /// their NULs (`KEY=value` per variable), plus the working directory and the user.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.argv.iter().map(|a| a.len() + 1).sum::<usize>()
             + self
                 .env
@@ -185,7 +185,7 @@ impl Exit {
     /// The exit code, once the output ended: the engine's ([`exit_code`]) or the channel
     /// helper's (`waitpid`: the code, or 128 + the signal number, as the engines report it).
     /// Errors: `E_ENGINE` (no exit code; a channel that broke).
-    pub async fn code(self, engine: &Engine) -> Result<i64> {
+    pub(crate) async fn code(self, engine: &Engine) -> Result<i64> {
         match self {
             Exit::Engine(exec_id) => exit_code(engine, &exec_id).await,
             Exit::Channel(rx) => crate::exec::channel::exit_code(rx).await,

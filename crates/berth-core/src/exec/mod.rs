@@ -9,10 +9,10 @@
 //! cleared their environment are found too), then rejects with the output so far. No
 //! exit code is ever made up.
 
-pub mod budget;
-pub mod channel;
-pub mod launch;
-pub mod stream;
+pub(crate) mod budget;
+pub(crate) mod channel;
+pub(crate) mod launch;
+pub(crate) mod stream;
 pub(crate) mod watch;
 
 use std::collections::BTreeMap;
@@ -27,7 +27,7 @@ use crate::model::errors::{Error, Result};
 use crate::model::spec::{validate_argv, validate_container_path, validate_env, validate_user};
 
 /// Default cap on what a buffered exec keeps of stdout and stderr together, in bytes (64 MiB).
-pub const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BUFFER_BYTES: usize = 64 * 1024 * 1024;
 /// How much output past the cap a buffered exec reads and discards before it kills the
 /// process tree, in bytes (16 MiB): a command that writes a little more than the cap still
 /// ends on its own (its own exit code), one that never stops writing (`yes`) is killed, so

@@ -203,7 +203,7 @@ fn go_permissions(go_mode: u32) -> u32 {
 
 /// Ownership and mode of what an upload creates.
 #[derive(Debug, Clone, Copy)]
-pub struct Owner {
+pub(crate) struct Owner {
     /// Numeric user id.
     pub uid: u64,
     /// Numeric group id.

@@ -46,14 +46,14 @@ pub(crate) struct FsContext {
 
 impl FsContext {
     /// The user, as `uid:gid` (messages).
-    pub fn user(&self) -> String {
+    pub(crate) fn user(&self) -> String {
         format!("{}:{}", self.uid, self.gid)
     }
 
     /// Whether file calls run as the session's user through [`crate::files::as_user`]: with
     /// [`FileAccess::User`] and a user other than root. Without `sh` that cannot be checked:
     /// `E_PERMISSION_DENIED` (fail closed; `files: 'engine'` lifts it).
-    pub fn as_user(&self, access: FileAccess) -> Result<bool> {
+    pub(crate) fn as_user(&self, access: FileAccess) -> Result<bool> {
         if access == FileAccess::Engine || self.uid == 0 {
             return Ok(false);
         }
@@ -68,7 +68,7 @@ impl FsContext {
     }
 
     /// Whether `path` lies on a mount only an exec can reach (longest mount prefix wins).
-    pub fn needs_exec(&self, path: &str) -> bool {
+    pub(crate) fn needs_exec(&self, path: &str) -> bool {
         self.exec_mounts.iter().any(|m| under(path, m))
     }
 }

@@ -74,15 +74,15 @@ macro_rules! mount_point_sh {
 }
 pub(crate) use mount_point_sh;
 
-pub mod archive;
-pub mod as_user;
-pub mod channel;
-pub mod context;
-pub mod fallback;
-pub mod no_space;
-pub mod spool;
-pub mod upload;
-pub mod writer;
+pub(crate) mod archive;
+pub(crate) mod as_user;
+pub(crate) mod channel;
+pub(crate) mod context;
+pub(crate) mod fallback;
+pub(crate) mod no_space;
+pub(crate) mod spool;
+pub(crate) mod upload;
+pub(crate) mod writer;
 
 use bytes::Bytes;
 use futures_util::stream;
@@ -221,7 +221,7 @@ async fn container_or_gone(t: Target<'_>) -> Result<()> {
 
 /// Default cap of a buffered read (`readFile`), in bytes (64 MiB): below V8's largest string
 /// and Node's largest `Buffer`, so a read's result can always be made into either.
-pub const DEFAULT_MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
 
 /// An open file being read, chunk by chunk. It never hands out more than the size it checked
 /// when it opened the file (`E_ENGINE` past it: the container sent more than it said), nor

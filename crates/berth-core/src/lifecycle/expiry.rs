@@ -21,7 +21,7 @@ use crate::session::process_duty;
 /// `Ok(true)`: removed by this call; `Ok(false)`: not expired any more (started again) or
 /// gone already. A container that only inherited berth's labels is never touched.
 /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE` (the container is then still there).
-pub async fn remove_if_expired(engine: &Engine, id: &str) -> Result<bool> {
+pub(crate) async fn remove_if_expired(engine: &Engine, id: &str) -> Result<bool> {
     let Some(c) = inspect(engine, id).await? else {
         return Ok(false);
     };

@@ -6,26 +6,26 @@ use serde_json::{json, Value};
 use crate::model::lifetime::parse_engine_time;
 
 /// `details.cause` of `E_SESSION_DEAD`: the kernel's memory limit killed the container.
-pub const OOM_KILLED: &str = "oom-killed";
+pub(crate) const OOM_KILLED: &str = "oom-killed";
 /// The container's init exited by itself (exit code below 128).
-pub const EXITED: &str = "exited";
+pub(crate) const EXITED: &str = "exited";
 /// A signal ended the container (`docker kill`, a stop berth did not ask for, a signal
 /// from inside): exit code 128 + signal.
-pub const KILLED: &str = "killed";
+pub(crate) const KILLED: &str = "killed";
 /// The engine (or its host) restarted under the container: exit code 255 with no exit of
 /// its own, which Docker and Podman record for a task they lost.
-pub const ENGINE_RESTARTED: &str = "engine-restarted";
+pub(crate) const ENGINE_RESTARTED: &str = "engine-restarted";
 /// The container is gone, and berth did not remove it (its records are still there).
-pub const REMOVED_OUTSIDE: &str = "removed-outside";
+pub(crate) const REMOVED_OUTSIDE: &str = "removed-outside";
 
 /// How much later than a deadline a keep-alive's exit still counts as that deadline's, in
 /// milliseconds (the keep-alive checks its deadline every few seconds; the engine's clock and
 /// the host's may differ a little).
-pub const DEADLINE_EXIT_SLACK_MS: u64 = 60_000;
+pub(crate) const DEADLINE_EXIT_SLACK_MS: u64 = 60_000;
 
 /// How a stopped container ended, as its inspect reports it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EndState {
+pub(crate) struct EndState {
     /// berth's state word (`exited`, `dead`, `running`, ...).
     pub state: String,
     /// `State.OOMKilled`.
@@ -81,7 +81,7 @@ fn ms(time: &str) -> Option<u64> {
 /// What berth knows about its own stops of a container: the latest stop it asked for
 /// (`stop_recorded_ms`, ms since the epoch) and the session's deadline (`deadline_ms`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OwnStops {
+pub(crate) struct OwnStops {
     /// When berth last asked the engine to stop the container (its stop record).
     pub stop_recorded_ms: Option<u64>,
     /// The session's current deadline (its keep-alive exits by itself after it).
@@ -91,7 +91,7 @@ pub struct OwnStops {
 /// Why the container ended, or `None` when it is not dead: it runs (or is paused, restarting,
 /// being removed), it never started, or berth stopped it (a stop recorded after its last
 /// start, or an exit at or after its deadline).
-pub fn classify(end: &EndState, own: OwnStops) -> Option<Death> {
+pub(crate) fn classify(end: &EndState, own: OwnStops) -> Option<Death> {
     if !matches!(end.state.as_str(), "exited" | "dead") {
         return None;
     }
@@ -130,7 +130,7 @@ pub fn classify(end: &EndState, own: OwnStops) -> Option<Death> {
 
 /// The `oom_kill` count in a cgroup memory file: `memory.events` (cgroup v2) or
 /// `memory.oom_control` (cgroup v1), both `key value` lines. `None` when absent.
-pub fn oom_kill_count(text: &str) -> Option<u64> {
+pub(crate) fn oom_kill_count(text: &str) -> Option<u64> {
     text.lines().find_map(|l| {
         let mut it = l.split_whitespace();
         (it.next()? == "oom_kill").then_some(())?;

@@ -264,7 +264,7 @@ pub enum Error {
 
 /// How much of the end of each of stdout and stderr an `E_EXEC_TIMEOUT` or `E_ABORTED`
 /// carries, in bytes (64 KiB).
-pub const ERROR_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
+pub(crate) const ERROR_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
 
 /// The last [`ERROR_OUTPUT_TAIL_BYTES`] of `bytes`.
 fn output_tail(mut bytes: Vec<u8>) -> Vec<u8> {

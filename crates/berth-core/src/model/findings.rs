@@ -29,40 +29,40 @@ impl Kind {
 }
 
 /// The stable finding codes.
-pub mod code {
+pub(crate) mod code {
     /// Hard: not berth's container for this session (unmanaged, another session, labels from an image).
-    pub const IDENTITY_FOREIGN: &str = "identity-foreign";
+    pub(crate) const IDENTITY_FOREIGN: &str = "identity-foreign";
     /// Hard: no creation record names this container id: not the container berth created under the name.
-    pub const IDENTITY_UNRECORDED: &str = "identity-unrecorded";
+    pub(crate) const IDENTITY_UNRECORDED: &str = "identity-unrecorded";
     /// Hard: the container's labels differ from those recorded at its creation.
-    pub const IDENTITY_LABELS: &str = "identity-labels";
+    pub(crate) const IDENTITY_LABELS: &str = "identity-labels";
     /// Repairable: created or exited; started by repair.
-    pub const STATE_STOPPED: &str = "state-stopped";
+    pub(crate) const STATE_STOPPED: &str = "state-stopped";
     /// Repairable: paused; unpaused by repair.
-    pub const STATE_PAUSED: &str = "state-paused";
+    pub(crate) const STATE_PAUSED: &str = "state-paused";
     /// Hard: dead, being removed, restarting, or a state berth does not know.
-    pub const STATE_UNUSABLE: &str = "state-unusable";
+    pub(crate) const STATE_UNUSABLE: &str = "state-unusable";
     /// Hard: no init process runs as PID 1.
-    pub const INIT_MISSING: &str = "init-missing";
+    pub(crate) const INIT_MISSING: &str = "init-missing";
     /// Hard: an exec in the container failed.
-    pub const EXEC_FAILED: &str = "exec-failed";
+    pub(crate) const EXEC_FAILED: &str = "exec-failed";
     /// Hard: a spec mount is not mounted at its target.
-    pub const MOUNT_MISSING: &str = "mount-missing";
+    pub(crate) const MOUNT_MISSING: &str = "mount-missing";
     /// Hard: a spec mount's target holds another kind of mount (volume, tmpfs).
-    pub const MOUNT_TYPE: &str = "mount-type";
+    pub(crate) const MOUNT_TYPE: &str = "mount-type";
     /// Hard: a spec mount's target is bound from another host path.
-    pub const MOUNT_SOURCE: &str = "mount-source";
+    pub(crate) const MOUNT_SOURCE: &str = "mount-source";
     /// Hard: a spec mount's read-only flag differs.
-    pub const MOUNT_MODE: &str = "mount-mode";
+    pub(crate) const MOUNT_MODE: &str = "mount-mode";
     /// Repairable: a declared writable path does not exist; created by repair.
-    pub const WRITABLE_MISSING: &str = "writable-missing";
+    pub(crate) const WRITABLE_MISSING: &str = "writable-missing";
     /// Repairable: a declared writable path cannot be written by the session's user; repair
     /// gives it to the user (`chown`, `u+rwx`).
-    pub const WRITABLE_DENIED: &str = "writable-denied";
+    pub(crate) const WRITABLE_DENIED: &str = "writable-denied";
     /// Hard: a declared writable path lies on a read-only mount or a read-only root filesystem.
-    pub const WRITABLE_READ_ONLY: &str = "writable-read-only";
+    pub(crate) const WRITABLE_READ_ONLY: &str = "writable-read-only";
     /// Hard: a spec port is not published on the host.
-    pub const PORT_UNMAPPED: &str = "port-unmapped";
+    pub(crate) const PORT_UNMAPPED: &str = "port-unmapped";
 }
 
 /// One thing verify found wrong.

@@ -62,26 +62,26 @@ pub(crate) const CREATE_NONCE: &str = "dev.berth.create-nonce";
 /// a stopped container expires that long after its stop (see [`crate::model::lifetime`]). Added
 /// within schema 1: a reader that does not know the key ignores it, its absence means no
 /// retention, so old and new containers decode the same way.
-pub const REMOVE_AFTER_STOP_MS: &str = "dev.berth.remove-after-stop-ms";
+pub(crate) const REMOVE_AFTER_STOP_MS: &str = "dev.berth.remove-after-stop-ms";
 
 /// The session's `timeoutMs` (decimal milliseconds), when it was created with one: it
 /// expires that long after it became ready, or at the deadline a later `setTimeout` set
 /// (the deadline itself is a record, see [`crate::ownership::deadlines`]). Added within
 /// schema 1 like [`REMOVE_AFTER_STOP_MS`]; its absence means no timeout.
-pub const TIMEOUT_MS: &str = "dev.berth.timeout-ms";
+pub(crate) const TIMEOUT_MS: &str = "dev.berth.timeout-ms";
 
 /// `"deadline"` when the container runs berth's deadline keep-alive (created with
 /// `timeoutMs` and no custom entrypoint; see [`crate::model::lifetime::KEEPALIVE_SCRIPT`]):
 /// `setTimeout` then rewrites the deadline file inside it too.
-pub const KEEP_ALIVE: &str = "dev.berth.keep-alive";
+pub(crate) const KEEP_ALIVE: &str = "dev.berth.keep-alive";
 
 /// `"blocked"` when the session was created kept off the local network (the default; the
 /// caller's `localNetwork: true` opts out): every start of the container writes the
 /// isolation rules into its network namespace again (`engine::netguard`). Added within schema
 /// 1 like [`TIMEOUT_MS`]; its absence (older containers, the opt-out) means no rules.
-pub const LOCAL_NETWORK: &str = "dev.berth.local-network";
+pub(crate) const LOCAL_NETWORK: &str = "dev.berth.local-network";
 /// The value of [`LOCAL_NETWORK`] for an isolated session.
-pub const LOCAL_NETWORK_BLOCKED: &str = "blocked";
+pub(crate) const LOCAL_NETWORK_BLOCKED: &str = "blocked";
 
 /// Labels that mark an engine-side record (volume) belonging to a container.
 pub(crate) const RECORD_KIND: &str = "dev.berth.record";

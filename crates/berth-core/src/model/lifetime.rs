@@ -16,10 +16,10 @@ pub const MAX_RETENTION_MS: u64 = 30 * 24 * 60 * 60 * 1000;
 /// The file inside the container holding the current deadline, in whole seconds since the
 /// epoch (rounded up), written as root (directory `0755`, file `0644`: a non-root session
 /// user reads it and cannot change it) on create and on every `setTimeout`.
-pub const DEADLINE_FILE: &str = "/run/berth/deadline";
+pub(crate) const DEADLINE_FILE: &str = "/run/berth/deadline";
 
 /// The directory of [`DEADLINE_FILE`] (a tmpfs when the root filesystem is read-only).
-pub const DEADLINE_DIR: &str = "/run/berth";
+pub(crate) const DEADLINE_DIR: &str = "/run/berth";
 
 /// The deadline keep-alive, a POSIX `sh` script: it waits in one-second steps and exits (so
 /// the container stops, under its init process) once the deadline in [`DEADLINE_FILE`] has
@@ -36,7 +36,7 @@ pub const DEADLINE_DIR: &str = "/run/berth";
 /// none of this works (no `read -t`, no `/proc/uptime`, no `date`) it falls back to the loop
 /// of `date +%s` and `sleep 1`, which forks, as before. Its clock counts from its start and
 /// never runs ahead of the epoch: it stops at the deadline or within a second after it.
-pub const KEEPALIVE_SCRIPT: &str = r#"s='f=/run/berth/deadline; m=0
+pub(crate) const KEEPALIVE_SCRIPT: &str = r#"s='f=/run/berth/deadline; m=0
 k() { read u _ </proc/uptime && u=$((${u%%.*}*100+1${u#*.}-100)); }
 : | {
 if command exec 3<>/proc/self/fd/0 && t=$(date +%s) && k && a=$u &&
@@ -52,7 +52,7 @@ if [ $? = 2 ] && command -v bash >/dev/null 2>&1; then exec bash -c "$s" berth-k
 eval "$s""#;
 
 /// The keep-alive entrypoint of a session created with `timeoutMs` and no custom entrypoint.
-pub fn deadline_keepalive() -> Vec<String> {
+pub(crate) fn deadline_keepalive() -> Vec<String> {
     vec![
         "sh".into(),
         "-c".into(),
@@ -63,18 +63,18 @@ pub fn deadline_keepalive() -> Vec<String> {
 
 /// A deadline in ms since the epoch as the keep-alive reads it: whole seconds, rounded up
 /// (the container never stops before the deadline).
-pub fn deadline_secs(deadline_ms: u64) -> u64 {
+pub(crate) fn deadline_secs(deadline_ms: u64) -> u64 {
     deadline_ms.div_ceil(1000)
 }
 
 /// The reason a removal for expiry reports (`reapOrphans`).
-pub const EXPIRED: &str = "expired";
+pub(crate) const EXPIRED: &str = "expired";
 
 /// Parses an engine timestamp (`State.FinishedAt`): RFC 3339 with up to nanosecond
 /// fractions, in UTC (`Z`) or with a numeric offset (`+01:00`, as Podman may send).
 /// `None` for the engine's zero time (`0001-01-01T00:00:00Z`: never finished), for times
 /// before 1970, and for anything unreadable.
-pub fn parse_engine_time(s: &str) -> Option<SystemTime> {
+pub(crate) fn parse_engine_time(s: &str) -> Option<SystemTime> {
     let s = s.trim();
     if s.is_empty() || s.starts_with("0001-") {
         return None;
@@ -107,7 +107,7 @@ pub fn parse_engine_time(s: &str) -> Option<SystemTime> {
 /// Since when a container in engine state `state` (berth's state word: `exited`, `created`,
 /// `dead`, `running`, ...) has been stopped, from its `State.FinishedAt`. `None` when it is
 /// not stopped (running, paused, restarting, removing) or never ran to a stop.
-pub fn stopped_since(state: &str, finished_at: &str) -> Option<SystemTime> {
+pub(crate) fn stopped_since(state: &str, finished_at: &str) -> Option<SystemTime> {
     match state {
         "exited" | "created" | "dead" => parse_engine_time(finished_at),
         _ => None,
@@ -117,7 +117,7 @@ pub fn stopped_since(state: &str, finished_at: &str) -> Option<SystemTime> {
 /// How long until a session with retention `retention_ms` (its label; `None`: no retention)
 /// expires, at `now`. `None`: it does not expire (no retention, or not stopped);
 /// `Some(Duration::ZERO)`: it has expired.
-pub fn time_left(
+pub(crate) fn time_left(
     retention_ms: Option<u64>,
     state: &str,
     finished_at: &str,
@@ -131,14 +131,19 @@ pub fn time_left(
 
 /// Whether a session has expired at `now` by its stop retention alone; see [`time_left`].
 #[cfg(test)]
-pub fn expired(retention_ms: Option<u64>, state: &str, finished_at: &str, now: SystemTime) -> bool {
+pub(crate) fn expired(
+    retention_ms: Option<u64>,
+    state: &str,
+    finished_at: &str,
+    now: SystemTime,
+) -> bool {
     time_left(retention_ms, state, finished_at, now) == Some(Duration::ZERO)
 }
 
 /// When a session expires, in milliseconds since the epoch (`expiresAt`): the earlier of
 /// its deadline (`deadline_ms`, from `timeoutMs`/`setTimeout`) and, when it is stopped and
 /// has a `removeAfterStopMs` (`retention_ms`), its stop plus that retention. `None`: never.
-pub fn expires_at(
+pub(crate) fn expires_at(
     retention_ms: Option<u64>,
     state: &str,
     finished_at: &str,
@@ -159,7 +164,7 @@ pub fn expires_at(
 }
 
 /// Whether a session with expiry `expires_at_ms` (see [`expires_at`]) has expired at `now`.
-pub fn passed(expires_at_ms: Option<u64>, now: SystemTime) -> bool {
+pub(crate) fn passed(expires_at_ms: Option<u64>, now: SystemTime) -> bool {
     let now_ms = now
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);

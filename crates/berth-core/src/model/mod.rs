@@ -3,14 +3,14 @@
 //! Never an engine call; imports nothing from the other folders.
 
 pub(crate) mod agent_binary;
-pub mod death;
-pub mod drift;
-pub mod errors;
-pub mod findings;
-pub mod identity;
-pub mod labels;
-pub mod lifetime;
-pub mod naming;
-pub mod pull;
-pub mod spec;
-pub mod verification;
+pub(crate) mod death;
+pub(crate) mod drift;
+pub(crate) mod errors;
+pub(crate) mod findings;
+pub(crate) mod identity;
+pub(crate) mod labels;
+pub(crate) mod lifetime;
+pub(crate) mod naming;
+pub(crate) mod pull;
+pub(crate) mod spec;
+pub(crate) mod verification;

@@ -283,7 +283,7 @@ pub(crate) enum Duty<'a> {
 
 impl<'a> Duty<'a> {
     /// The current generation number (0 for the creator).
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         match self {
             Duty::Creator(_) => 0,
             Duty::Generation(r) => r.duty_generation.unwrap_or(0),
@@ -291,7 +291,7 @@ impl<'a> Duty<'a> {
     }
 
     /// The duty holder's liveness under `rule`; `unknown` when unreadable.
-    pub fn liveness_with(&self, rule: &dyn Fn(&Owner) -> Liveness) -> Liveness {
+    pub(crate) fn liveness_with(&self, rule: &dyn Fn(&Owner) -> Liveness) -> Liveness {
         match self {
             Duty::Creator(Some(o)) => rule(o),
             Duty::Creator(None) => Liveness::Unknown,
@@ -300,7 +300,7 @@ impl<'a> Duty<'a> {
     }
 
     /// The duty holder, when readable.
-    pub fn holder(&self) -> Option<&'a Owner> {
+    pub(crate) fn holder(&self) -> Option<&'a Owner> {
         match self {
             Duty::Creator(o) => *o,
             Duty::Generation(r) => r.hold.as_ref().ok().map(|h| &h.holder),

@@ -2,14 +2,14 @@
 //! readiness and holder records, holds, deferred cleanup, replacement records).
 //! Imports [`crate::model`] and [`crate::engine`].
 
-pub mod cleanup;
-pub mod deadlines;
-pub mod hold;
-pub mod holders;
-pub mod provenance;
-pub mod records;
-pub mod removal;
-pub mod replaced;
-pub mod replacement;
-pub mod settled;
-pub mod stops;
+pub(crate) mod cleanup;
+pub(crate) mod deadlines;
+pub(crate) mod hold;
+pub(crate) mod holders;
+pub(crate) mod provenance;
+pub(crate) mod records;
+pub(crate) mod removal;
+pub(crate) mod replaced;
+pub(crate) mod replacement;
+pub(crate) mod settled;
+pub(crate) mod stops;

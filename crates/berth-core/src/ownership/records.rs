@@ -200,12 +200,12 @@ pub(crate) struct ContainerRecords {
 
 impl ContainerRecords {
     /// The current deadline, in ms since the epoch.
-    pub fn deadline_ms(&self) -> Option<u64> {
+    pub(crate) fn deadline_ms(&self) -> Option<u64> {
         self.deadline.map(|(_, d)| d)
     }
 
     /// berth's own stops of the container, for [`crate::model::death::classify`].
-    pub fn own_stops(&self) -> crate::model::death::OwnStops {
+    pub(crate) fn own_stops(&self) -> crate::model::death::OwnStops {
         crate::model::death::OwnStops {
             stop_recorded_ms: self.stopped_at,
             deadline_ms: self.deadline_ms(),

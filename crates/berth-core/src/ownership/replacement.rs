@@ -76,7 +76,7 @@ pub(crate) struct Replacement {
 impl Replacement {
     /// The labels of the lock record. `extra`: the old container's caller labels (copied, so
     /// scoped reaper runs find the record by them).
-    pub fn labels(&self, extra: &HashMap<String, String>) -> HashMap<String, String> {
+    pub(crate) fn labels(&self, extra: &HashMap<String, String>) -> HashMap<String, String> {
         let holder = self
             .holder
             .as_ref()
@@ -102,7 +102,7 @@ impl Replacement {
 
     /// Reads a lock record; `None` when `labels` are not one. A holder that does not parse
     /// completely is `None` (its liveness is then `unknown`: never recovered automatically).
-    pub fn decode(labels: &HashMap<String, String>) -> Option<Replacement> {
+    pub(crate) fn decode(labels: &HashMap<String, String>) -> Option<Replacement> {
         if labels.get(RECORD_KIND).map(String::as_str) != Some(KIND_REPLACE) {
             return None;
         }
@@ -135,7 +135,7 @@ impl Replacement {
     }
 
     /// A fresh lock for this process.
-    pub fn new(old_id: &str, name: &str, was_running: bool, me: &Owner) -> Replacement {
+    pub(crate) fn new(old_id: &str, name: &str, was_running: bool, me: &Owner) -> Replacement {
         Replacement {
             old_id: old_id.into(),
             name: name.into(),
@@ -158,7 +158,7 @@ pub(crate) struct InFlight(String);
 
 impl InFlight {
     /// Marks `old_id`.
-    pub fn mark(old_id: &str) -> InFlight {
+    pub(crate) fn mark(old_id: &str) -> InFlight {
         in_flight()
             .lock()
             .expect("in-flight set poisoned")
@@ -202,7 +202,7 @@ pub(crate) enum Settled {
 
 impl Settled {
     /// `completed`, `rolled-back` or `name-taken`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Settled::Completed => "completed",
             Settled::RolledBack => "rolled-back",

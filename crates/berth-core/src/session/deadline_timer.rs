@@ -34,14 +34,14 @@ static EXPIRED: LazyLock<StdMutex<HashSet<String>>> =
 const EXPIRED_MAX: usize = 4096;
 
 /// Milliseconds since the epoch, now.
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Records that the session in container `name` was removed for expiry.
-pub fn remember_expired(engine: &Engine, name: &str) {
+pub(crate) fn remember_expired(engine: &Engine, name: &str) {
     let mut set = EXPIRED.lock().unwrap_or_else(|p| p.into_inner());
     if set.len() >= EXPIRED_MAX {
         set.clear();
@@ -50,7 +50,7 @@ pub fn remember_expired(engine: &Engine, name: &str) {
 }
 
 /// Whether this process removed the session in container `name` for expiry.
-pub fn was_expired(engine: &Engine, name: &str) -> bool {
+pub(crate) fn was_expired(engine: &Engine, name: &str) -> bool {
     EXPIRED
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -87,7 +87,7 @@ fn disarm(id: &str, generation: u64) {
 /// deadline) and `GET /containers/{id}/json` (still there, its name); an engine that does
 /// not answer is asked again later. The removal goes through the shared removal state, so
 /// it coalesces with a `remove()` in flight on any handle of this process.
-pub fn arm(engine: &Engine, id: &str) {
+pub(crate) fn arm(engine: &Engine, id: &str) {
     if process_duty::lookup(id).is_none() {
         return;
     }

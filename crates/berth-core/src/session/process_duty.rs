@@ -65,23 +65,23 @@ pub(crate) fn register(id: &str, shared: Shared, retention_ms: Option<u64>) {
 }
 
 /// The duty this process holds for container `id` (64-hex), if any.
-pub fn lookup(id: &str) -> Option<Shared> {
+pub(crate) fn lookup(id: &str) -> Option<Shared> {
     registry().get(id).map(|e| e.shared.clone())
 }
 
 /// Drops the duty for container `id` (it was removed, by this process or found gone).
-pub fn forget(id: &str) {
+pub(crate) fn forget(id: &str) {
     registry().remove(id);
 }
 
 /// The `removeAfterStopMs` of a container whose duty this process holds.
-pub fn retention(id: &str) -> Option<u64> {
+pub(crate) fn retention(id: &str) -> Option<u64> {
     registry().get(id).and_then(|e| e.retention_ms)
 }
 
 /// Slack added to a retention timer, in milliseconds, so that the engine's `FinishedAt`
 /// (taken a moment after the stop call returned) is past when the timer looks.
-pub const TIMER_SLACK_MS: u64 = 250;
+pub(crate) const TIMER_SLACK_MS: u64 = 250;
 
 /// After this process stopped container `id`, arms the timer that removes it once its
 /// `removeAfterStopMs` has passed (nothing when it has none, or when this process holds no
@@ -93,7 +93,7 @@ pub const TIMER_SLACK_MS: u64 = 250;
 /// stopped and its stop is older than the retention; a container started again meanwhile
 /// is left alone (its next stop arms a new timer). The removal goes through the shared
 /// removal state, so it coalesces with a `remove()` in flight on any handle.
-pub fn arm_after_stop(engine: &Engine, id: &str) {
+pub(crate) fn arm_after_stop(engine: &Engine, id: &str) {
     let Some(retention_ms) = retention(id) else {
         return;
     };

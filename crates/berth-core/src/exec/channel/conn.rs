@@ -175,7 +175,7 @@ impl Credit {
 impl Channel {
     /// Starts the helper at `path` as `user` (the exec's create and start bounded by `engine`'s
     /// scope) and waits for its hello, for at most [`HELLO_TIMEOUT_MS`] whatever the scope says.
-    pub async fn open(
+    pub(crate) async fn open(
         engine: &Engine,
         id: &str,
         user: Option<&str>,
@@ -260,14 +260,14 @@ impl Channel {
     }
 
     /// Whether the helper's stream is still open.
-    pub fn alive(&self) -> bool {
+    pub(crate) fn alive(&self) -> bool {
         self.health.alive.load(Ordering::Acquire) && !self.writer.is_closed()
     }
 
     /// Whether the channel ended because the helper broke the protocol (garbage, a claimed
     /// length over [`HELPER_MAX_PAYLOAD_BYTES`], output past its credit, a half-sent frame, a
     /// start left unanswered), not because its stream ended.
-    pub fn misbehaved(&self) -> bool {
+    pub(crate) fn misbehaved(&self) -> bool {
         self.health.misbehaved.load(Ordering::Acquire)
     }
 
@@ -277,7 +277,7 @@ impl Channel {
     /// request: each later command would wait for its own answer too. It is not cut for it:
     /// the unanswered request's bound ([`START_TIMEOUT_MS`], [`WRITE_TIMEOUT_MS`]) condemns it
     /// (a late answer clears the stall). No engine call.
-    pub fn stalled(&self) -> bool {
+    pub(crate) fn stalled(&self) -> bool {
         let since = Duration::from_millis(STALL_MS);
         match self.pending.lock() {
             Ok(p) => p.values().any(|p| {
@@ -290,7 +290,7 @@ impl Channel {
     /// Ends the channel now: the reader stops and closes the engine connection, every command
     /// still on it ends with `E_ENGINE` (`command channel`), and the helper's and those
     /// commands' process trees are killed in the background. Idempotent.
-    pub fn cut(&self) {
+    pub(crate) fn cut(&self) {
         self.health.alive.store(false, Ordering::Release);
         self.health.cut.cancel();
     }
@@ -300,7 +300,7 @@ impl Channel {
     ///
     /// Errors: the scope's `E_EXEC_TIMEOUT` / `E_ABORTED` (the command is killed if it starts
     /// later; a start left unanswered past [`START_TIMEOUT_MS`] still condemns the channel).
-    pub async fn start(
+    pub(crate) async fn start(
         &self,
         engine: &Engine,
         request: &Request,
@@ -397,7 +397,7 @@ impl Channel {
     ///
     /// Errors: the scope's `E_EXEC_TIMEOUT` / `E_ABORTED` (the file is then the old one or the
     /// new one, never a mix).
-    pub async fn write(
+    pub(crate) async fn write(
         &self,
         engine: &Engine,
         path: &str,

@@ -38,9 +38,9 @@
 //! Engine calls: see [`install`] (once per handle) and [`conn`] (once per channel); nothing per
 //! command.
 
-pub mod conn;
-pub mod install;
-pub mod output;
+pub(crate) mod conn;
+pub(crate) mod install;
+pub(crate) mod output;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -32,7 +32,7 @@ pub(crate) struct CommandOutput {
 impl CommandOutput {
     /// The output of command `id`, whose frames arrive on `rx`; `writer` reaches the helper;
     /// `credit` is what the channel's reader lets the helper send (granted here, taken there).
-    pub fn new(
+    pub(crate) fn new(
         id: u32,
         rx: mpsc::UnboundedReceiver<Item>,
         writer: mpsc::UnboundedSender<Vec<u8>>,

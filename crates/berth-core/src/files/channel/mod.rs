@@ -13,8 +13,8 @@
 //! Engine calls: `POST /containers/{id}/exec`, `POST /exec/{id}/start` (attached, stdin open),
 //! once per session; nothing per request.
 
-pub mod protocol;
-pub mod slot;
+pub(crate) mod protocol;
+pub(crate) mod slot;
 
 use std::time::Duration;
 
@@ -68,7 +68,7 @@ impl Channel {
     /// Starts the channel's exec in container `id` and waits for its hello.
     ///
     /// `POST /containers/{id}/exec`, `POST /exec/{id}/start` (attached, stdin open).
-    pub async fn open(engine: &Engine, id: &str) -> std::result::Result<Self, OpenFailure> {
+    pub(crate) async fn open(engine: &Engine, id: &str) -> std::result::Result<Self, OpenFailure> {
         let argv = vec![
             "sh".to_string(),
             "-c".into(),
@@ -195,7 +195,7 @@ impl Channel {
     /// atomic (a temporary name in the same directory, renamed over `path`, once its size is
     /// checked: `NoSpace` when it came out short). An `Err` means the channel is unusable now: drop it.
     /// Errors: `E_ABORTED` (`cancel` fired), `E_ENGINE` (timeout, broken channel).
-    pub async fn write(
+    pub(crate) async fn write(
         &mut self,
         path: &str,
         mode: Option<u32>,
@@ -213,7 +213,7 @@ impl Channel {
     /// there. An `Err` means the channel is unusable now: drop it (also when the container
     /// sends more than the limit).
     /// Errors: `E_ABORTED`, `E_ENGINE` (timeout, broken channel).
-    pub async fn read(
+    pub(crate) async fn read(
         &mut self,
         path: &str,
         max_bytes: u64,

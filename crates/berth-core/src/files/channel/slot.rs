@@ -43,7 +43,7 @@ impl ChannelSlot {
 
     /// Closes the channel if it is open (its exec ends with its stdin); the next request opens
     /// it again. No engine call.
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let mut slot = self.0.lock().await;
         if matches!(*slot, Slot::Open(_)) {
             *slot = Slot::Closed;
@@ -63,7 +63,7 @@ impl ChannelSlot {
 
     /// Writes through the channel; see [`Channel::write`]. `Fallback` when the channel cannot
     /// be had or the request failed. Errors: `E_ABORTED`.
-    pub async fn write(
+    pub(crate) async fn write(
         &self,
         engine: &Engine,
         id: &str,
@@ -84,7 +84,7 @@ impl ChannelSlot {
 
     /// Reads through the channel; see [`Channel::read`]. `Fallback` when the channel cannot
     /// be had or the request failed. Errors: `E_ABORTED`.
-    pub async fn read(
+    pub(crate) async fn read(
         &self,
         engine: &Engine,
         id: &str,
