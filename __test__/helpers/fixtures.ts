@@ -1,5 +1,5 @@
 import { test as base } from 'vitest';
-import type { Session } from '../../index.mjs';
+import { createSession, type Session } from '../../index.mjs';
 import { createContainer, removeContainer, startContainer } from './engine-http.mjs';
 import { testLabels, testSessionId } from './run-label.mjs';
 import { testEngine } from './test-engine.mjs';
@@ -13,7 +13,7 @@ export interface HandMadeOptions {
   start?: boolean;
 }
 
-/** Per-test fixtures for engine tests. */
+/** Per-test fixtures for engine tests (wire a file with `engineSuite` from `./suite.js`). */
 export interface SessionFixtures {
   /** A session id unique to this test, embedding the run id. */
   sessionId: string;
@@ -29,6 +29,11 @@ export interface SessionFixtures {
    * It is force-removed by id when the test ends. Resolves to its id.
    */
   handMade: (name: string, options?: HandMadeOptions) => Promise<string>;
+  /**
+   * A live session of this test (`createSession` of the test image with `sessionId`, `labels`
+   * and `engine`), made when a test asks for it and removed when it ends, like a tracked one.
+   */
+  session: Session;
 }
 
 /**
@@ -73,6 +78,9 @@ export const sessionTest = base.extend<SessionFixtures>({
         });
       }
     }
+  },
+  session: async ({ sessionId, labels, engine, track }, use) => {
+    await use(track(await createSession({ ...engine, sessionId, image: TEST_IMAGE, labels })));
   },
   handMade: async ({ onTestFailed }, use) => {
     const made: { id: string; name: string }[] = [];
