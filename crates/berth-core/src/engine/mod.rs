@@ -14,6 +14,8 @@ pub mod images;
 pub mod info;
 pub mod logs;
 pub mod netguard;
+pub mod netguard_helper;
+pub mod netguard_image;
 pub mod networks;
 pub mod ports;
 pub mod templates;

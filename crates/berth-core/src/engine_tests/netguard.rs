@@ -1,0 +1,211 @@
+//! Engine tests of the network guard's helper: a run cut at any point leaves no helper, and
+//! the reaper removes what a killed process left (a helper container made by hand with
+//! berth's labels, another build's helper image).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::CreateImageOptionsBuilder;
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::common::*;
+use crate::engine::connection::{Engine, EngineOptions};
+use crate::engine::container::{inspect, list_by_labels};
+use crate::engine::netguard::isolate;
+use crate::engine::netguard_helper::{HELPER_FOR_LABEL, HELPER_LABEL};
+use crate::engine::netguard_image;
+use crate::lifecycle::create::create_session;
+use crate::lifecycle::list::Scope;
+use crate::lifecycle::reap::reap_orphans;
+use crate::lifecycle::reap_helpers::sweep_images;
+
+/// Helper containers working for sandbox `id`, in any state.
+async fn helpers_of(engine: &Engine, id: &str) -> Vec<String> {
+    list_by_labels(engine, &[format!("{HELPER_FOR_LABEL}={id}")])
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|l| l.summary.id)
+        .collect()
+}
+
+/// Waits (up to 20 s: a hang bound) until sandbox `id` has no helper container.
+async fn no_helper_within(engine: &Engine, id: &str) -> bool {
+    let end = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < end {
+        if helpers_of(engine, id).await.is_empty() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_guard_run_cut_at_any_point_leaves_no_helper() {
+    let sid = unique("guard-cut");
+    let never = CancellationToken::new();
+    let s = create_session(&spec(&sid), &EngineOptions::default(), &never)
+        .await
+        .unwrap();
+    let engine = s.engine.clone();
+    // A whole run, for its length; then runs dropped at fractions of it (before, during and
+    // after the helper's create, start, wait and removal).
+    let t0 = Instant::now();
+    isolate(&engine, &s.id).await.unwrap();
+    let full = t0.elapsed();
+    for k in 1..=5u32 {
+        let cut = full * k / 6;
+        let _ = tokio::time::timeout(cut, isolate(&engine, &s.id)).await;
+        assert!(
+            no_helper_within(&engine, &s.id).await,
+            "a run dropped after {cut:?} of {full:?} left its helper"
+        );
+    }
+    assert!(s.remove(false, &never).await.unwrap().removed);
+}
+
+/// Imports a tiny image `reference` (one file) through `POST /images/create?fromSrc=-`.
+async fn import_tiny(engine: &Engine, reference: &str) {
+    let mut b = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_gnu();
+    h.set_size(2);
+    h.set_mode(0o644);
+    h.set_mtime(0);
+    b.append_data(&mut h, "x", &b"x\n"[..]).unwrap();
+    let tar = b.into_inner().unwrap();
+    let opts = CreateImageOptionsBuilder::default()
+        .from_src("-")
+        .repo(reference)
+        .build();
+    let mut st = engine
+        .docker
+        .create_image(Some(opts), Some(bollard::body_full(tar.into())), None);
+    while let Some(item) = st.next().await {
+        item.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn the_reaper_removes_a_killed_process_s_helper_and_other_builds_unused_images() {
+    let engine = engine().await;
+    let never = CancellationToken::new();
+    // A sandbox that lives, and a helper made by hand as a killed process leaves it: exited,
+    // unnamed, with the caller's labels and berth's helper labels, its sandbox gone.
+    let sid = unique("guard-reap");
+    let s = create_session(&spec(&sid), &EngineOptions::default(), &never)
+        .await
+        .unwrap();
+    netguard_image::ensure(&engine).await.unwrap();
+    let run_labels = [(RUN_LABEL.to_string(), run_id().to_string())];
+    let by_hand = |sandbox: &str| {
+        let mut labels: HashMap<String, String> = run_labels.iter().cloned().collect();
+        labels.insert(HELPER_LABEL.into(), "netguard".into());
+        labels.insert(HELPER_FOR_LABEL.into(), sandbox.into());
+        ContainerCreateBody {
+            image: Some(netguard_image::image()),
+            entrypoint: Some(vec!["/netguard".into(), "netguard".into()]),
+            cmd: Some(Vec::new()),
+            labels: Some(labels),
+            host_config: Some(HostConfig {
+                network_mode: Some("none".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    };
+    let gone_sandbox = "f".repeat(64);
+    let left = engine
+        .docker
+        .create_container(
+            None::<bollard::query_parameters::CreateContainerOptions>,
+            by_hand(&gone_sandbox),
+        )
+        .await
+        .unwrap()
+        .id;
+    // One of the live sandbox, just made (not started): a run in progress, kept.
+    let young = engine
+        .docker
+        .create_container(
+            None::<bollard::query_parameters::CreateContainerOptions>,
+            by_hand(&s.id),
+        )
+        .await
+        .unwrap()
+        .id;
+    let scope = Scope {
+        prefix: None,
+        labels: run_labels.iter().cloned().collect(),
+    };
+    let dry = reap_orphans(true, &scope, &EngineOptions::default(), &never)
+        .await
+        .unwrap();
+    assert!(dry.removed_helpers.contains(&left), "{dry:?}");
+    assert!(
+        inspect(&engine, &left).await.unwrap().is_some(),
+        "a dry run removes nothing"
+    );
+    let report = reap_orphans(false, &scope, &EngineOptions::default(), &never)
+        .await
+        .unwrap();
+    assert!(report.removed_helpers.contains(&left), "{report:?}");
+    assert!(!report.removed_helpers.contains(&young), "{report:?}");
+    assert!(
+        report.removed_images.is_empty(),
+        "a narrowed run leaves images alone"
+    );
+    assert!(inspect(&engine, &left).await.unwrap().is_none());
+    assert!(inspect(&engine, &young).await.unwrap().is_some());
+    // Its sandbox removed, the young one is left behind too.
+    assert!(s.remove(false, &never).await.unwrap().removed);
+    let again = reap_orphans(false, &scope, &EngineOptions::default(), &never)
+        .await
+        .unwrap();
+    assert_eq!(again.removed_helpers, vec![young.clone()]);
+
+    // Another build's helper image: removed once no container uses it; never this build's.
+    let hash = hex::encode(rand::random::<[u8; 8]>());
+    let other = format!("{}:{hash}", netguard_image::IMAGE_REPO);
+    import_tiny(&engine, &other).await;
+    let user = engine
+        .docker
+        .create_container(
+            None::<bollard::query_parameters::CreateContainerOptions>,
+            ContainerCreateBody {
+                image: Some(other.clone()),
+                cmd: Some(vec!["/x".into()]),
+                labels: Some(run_labels.iter().cloned().collect()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id;
+    assert!(sweep_images(&engine, Some(&hash), false)
+        .await
+        .unwrap()
+        .is_empty());
+    crate::engine::calls::remove_container(&engine, &user)
+        .await
+        .unwrap();
+    let removed = sweep_images(&engine, Some(&hash), false).await.unwrap();
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert!(netguard_image::helper_hash(&removed[0]) == Some(hash.as_str()));
+    assert!(crate::engine::images::inspect(&engine, &other)
+        .await
+        .unwrap()
+        .is_err());
+    let mine = netguard_image::image();
+    let mine_hash = netguard_image::helper_hash(&mine).unwrap();
+    assert!(sweep_images(&engine, Some(mine_hash), false)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(crate::engine::images::inspect(&engine, &mine)
+        .await
+        .unwrap()
+        .is_ok());
+}
