@@ -161,6 +161,32 @@ pub(crate) async fn create_container(
     }
 }
 
+/// [`crate::engine::netguard::isolate`] of a container just started; when it fails, a container
+/// that stopped meanwhile (an entrypoint that exits at once: the guard finds no namespace to
+/// join) is `E_SETUP_FAILED` ([`running::ensure_still_running`]), else the guard's error.
+/// Boxed on its own: inline, it grew create's future past a debug test thread's stack.
+async fn isolate_started(session: &Session, engine: &Engine) -> Result<()> {
+    let Err(e) = Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await else {
+        return Ok(());
+    };
+    Box::pin(running::ensure_still_running(session, engine, "start")).await?;
+    Err(e)
+}
+
+/// Installs the command helper and opens the setup user's channel ahead of the setup
+/// commands, while the network guard runs: only when there are setup commands (the
+/// channel carries them). Best effort: a channel that does not open leaves the commands to
+/// the engine path, as it would have anyway.
+async fn prepare_channel(session: &Session, engine: &Engine, spec: &CreateSpec) {
+    if spec.setup_commands.is_empty() {
+        return;
+    }
+    session
+        .commands()
+        .prepare(engine, &session.id, &spec.user)
+        .await;
+}
+
 /// A create whose answer never came: its container (if the engine made one) is found by
 /// `nonce` and removed, in the background and by the next call.
 fn lost_create(engine: &Engine, nonce: &str) {
@@ -212,15 +238,21 @@ pub(crate) async fn finish(
     // Boxed, as the steps below: each is a large future, and a debug build's test thread has
     // a small stack.
     Box::pin(running::ensure_running(session, engine, "start")).await?;
-    // Off the local network before anything of the caller's runs in it.
-    Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await?;
-    // A working directory or writable path the image lacks is the user's before setup runs.
-    Box::pin(crate::lifecycle::user_dirs::give_to_user(
-        engine,
-        &session.id,
-        spec,
-    ))
-    .await?;
+    // Off the local network before anything of the caller's runs in it; meanwhile (berth's own
+    // steps, nothing of the caller's) a working directory or writable path the image lacks
+    // is given to the user, and the setup's command channel is installed and opened. Each
+    // step runs to its end (none is dropped half-way); the guard's failure comes first.
+    let (isolated, dirs, ()) = tokio::join!(
+        Box::pin(isolate_started(session, engine)),
+        Box::pin(crate::lifecycle::user_dirs::give_to_user(
+            engine,
+            &session.id,
+            spec,
+        )),
+        Box::pin(prepare_channel(session, engine, spec)),
+    );
+    isolated?;
+    dirs?;
     let stage = match spec.setup_commands.is_empty() {
         true => "start",
         false => "setup",
