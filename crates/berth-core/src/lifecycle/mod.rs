@@ -9,6 +9,7 @@ pub mod list;
 pub mod opening;
 pub mod peek;
 pub mod reap;
+pub mod reap_helpers;
 pub mod recreate;
 pub mod repair;
 pub mod resume;
