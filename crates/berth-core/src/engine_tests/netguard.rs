@@ -209,3 +209,45 @@ async fn the_reaper_removes_a_killed_process_s_helper_and_other_builds_unused_im
         .unwrap()
         .is_ok());
 }
+
+/// The guard's cost per create: `BERTH_MEASURE_GUARD=N cargo test -p berth-core
+/// engine_tests::netguard::measure -- --ignored --nocapture` creates N isolated sessions and N
+/// with `localNetwork: true`, interleaved, and prints the medians (ms). Not a test: a probe.
+#[tokio::test]
+#[ignore]
+async fn measure_guard_cost() {
+    let n: usize = std::env::var("BERTH_MEASURE_GUARD")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let never = CancellationToken::new();
+    let (mut guarded, mut open) = (Vec::new(), Vec::new());
+    for i in 0..=n {
+        for local in [false, true] {
+            let mut sp = spec(&unique(&format!("measure-{i}")));
+            sp.security.local_network = local;
+            sp.setup_commands = vec![vec!["true".into()]];
+            let t = Instant::now();
+            let s = create_session(&sp, &EngineOptions::default(), &never)
+                .await
+                .unwrap();
+            let ms = t.elapsed().as_millis();
+            s.remove(false, &never).await.unwrap();
+            // The first pair warms the image and the connection.
+            if i > 0 {
+                if local {
+                    open.push(ms)
+                } else {
+                    guarded.push(ms)
+                }
+            }
+        }
+    }
+    guarded.sort_unstable();
+    open.sort_unstable();
+    let (g, o) = (guarded[n / 2], open[n / 2]);
+    println!(
+        "create with setup, median of {n}: isolated {g} ms, localNetwork {o} ms, guard {} ms",
+        g as i128 - o as i128
+    );
+}
