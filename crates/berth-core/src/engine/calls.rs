@@ -7,8 +7,8 @@ use bollard::query_parameters::{RemoveContainerOptionsBuilder, StopContainerOpti
 use crate::engine::bounded::CHANGE_TIMEOUT_MS;
 use crate::engine::bounded::STOP_EXTRA_MS;
 use crate::engine::connection::{status, Engine};
-use crate::engine::container::inspect;
 use crate::engine::container::Facts;
+use crate::engine::container::{inspect, list_by_labels};
 use crate::model::errors::{Error, Result};
 
 /// How long to wait for a removal someone else started, in milliseconds.
@@ -28,9 +28,40 @@ pub enum Removal {
 /// `ownership::removal::remove_by_id`).
 ///
 /// `DELETE /containers/{id}?force=true&v=true`. 404 is [`Removal::Absent`]; a removal
-/// already in progress (409, or Podman's 500 confirmed by inspect) is waited for.
+/// already in progress (409, or Podman's 500 confirmed by inspect) is waited for. A refusal
+/// while network-guard helpers of `id` are left (Podman keeps a container another joined) removes
+/// those first (`GET /containers/json` by `dev.berth.helper.for`, `DELETE` each by id) and
+/// tries again once.
 /// Errors: `E_ENGINE` / `E_ENGINE_UNAVAILABLE`; the container is then still there.
 pub(crate) async fn remove_container(engine: &Engine, id: &str) -> Result<Removal> {
+    match Box::pin(remove_once(engine, id)).await {
+        Err(first @ Error::Engine { .. }) => {
+            // Podman refuses to remove a container another one joined (`networkMode:
+            // container:<id>`), even exited: a network-guard helper that a killed process left.
+            // Its helpers go first (by id), then the removal is tried once more.
+            let helpers = list_by_labels(
+                engine,
+                &[format!(
+                    "{}={id}",
+                    crate::engine::netguard_helper::HELPER_FOR_LABEL
+                )],
+            )
+            .await?;
+            let ids: Vec<String> = helpers.into_iter().filter_map(|l| l.summary.id).collect();
+            if ids.is_empty() {
+                return Err(first);
+            }
+            for h in &ids {
+                Box::pin(remove_once(engine, h)).await?;
+            }
+            Box::pin(remove_once(engine, id)).await
+        }
+        other => other,
+    }
+}
+
+/// One `DELETE /containers/{id}?force=true&v=true` of [`remove_container`].
+async fn remove_once(engine: &Engine, id: &str) -> Result<Removal> {
     let opts = RemoveContainerOptionsBuilder::default()
         .force(true)
         .v(true)

@@ -251,3 +251,54 @@ async fn measure_guard_cost() {
         g as i128 - o as i128
     );
 }
+
+/// Podman refuses to remove a container that another one joined (`networkMode:
+/// container:<id>`), even one that never ran: a helper a killed process left must not keep its
+/// sandbox from being removed.
+#[tokio::test]
+async fn a_sandbox_whose_helper_was_left_is_still_removed() {
+    let never = CancellationToken::new();
+    let s = create_session(
+        &spec(&unique("guard-dep")),
+        &EngineOptions::default(),
+        &never,
+    )
+    .await
+    .unwrap();
+    let engine = s.engine.clone();
+    netguard_image::ensure(&engine).await.unwrap();
+    let mut labels: HashMap<String, String> = HashMap::new();
+    labels.insert(RUN_LABEL.into(), run_id().into());
+    labels.insert(HELPER_LABEL.into(), "netguard".into());
+    labels.insert(HELPER_FOR_LABEL.into(), s.id.clone());
+    let helper = engine
+        .docker
+        .create_container(
+            None::<bollard::query_parameters::CreateContainerOptions>,
+            ContainerCreateBody {
+                image: Some(netguard_image::image()),
+                entrypoint: Some(vec!["/netguard".into(), "netguard".into()]),
+                cmd: Some(Vec::new()),
+                labels: Some(labels),
+                host_config: Some(HostConfig {
+                    network_mode: Some(format!("container:{}", s.id)),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id;
+    assert!(s.remove(false, &never).await.unwrap().removed);
+    assert!(inspect(&engine, &s.id).await.unwrap().is_none());
+    // Docker removed the sandbox without it: the reaper takes the helper (its sandbox gone).
+    let scope = Scope {
+        prefix: None,
+        labels: [(RUN_LABEL.to_string(), run_id().to_string())].into(),
+    };
+    reap_orphans(false, &scope, &EngineOptions::default(), &never)
+        .await
+        .unwrap();
+    assert!(inspect(&engine, &helper).await.unwrap().is_none());
+}
