@@ -9,10 +9,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createDockerSandboxProvider } from '../harness.mjs';
-import { createSession, resumeSession, type Session } from '../index.mjs';
+import { createSession, reapOrphans, resumeSession, type Session } from '../index.mjs';
 import { startChild } from './helpers/child.js';
 import { engineAvailable } from './helpers/engine-available.js';
-import { inspectContainer } from './helpers/engine-http.mjs';
+import { createContainer, inspectContainer, startContainer, waitContainer } from './helpers/engine-http.mjs';
 import { sessionTest as test } from './helpers/fixtures.js';
 import { expectNoLeaks } from './helpers/leak-check.mjs';
 import { testLabels, testSessionId } from './helpers/run-label.mjs';
@@ -152,6 +152,25 @@ describe.skipIf(!engineAvailable())('network policy', () => {
     const resumed = track(await resumeSession({ ...engine, sessionId: client.sessionId }));
     await isolated();
     await resumed.remove();
+  });
+
+  test('a guard helper left by a killed process (exited, unnamed, with the caller labels) is reaped once its sandbox is gone', async ({ engine, sessionId, labels, track }) => {
+    const session = track(await createSession({ ...engine, sessionId, labels, image: TEST_IMAGE }));
+    // What a process killed during the guard's run leaves: made here by hand, with berth's labels.
+    const helper = await createContainer(undefined, { Image: TEST_IMAGE, Entrypoint: ['true'], Labels: { ...labels, 'dev.berth.helper': 'netguard', 'dev.berth.helper.for': session.id } }, engine);
+    await startContainer(helper, engine);
+    await waitContainer(helper, engine);
+    // Its sandbox still there and the helper young: a run in progress, kept.
+    expect((await reapOrphans({ ...engine, labels })).removedHelpers).not.toContain(helper);
+    await session.remove();
+    const dry = await reapOrphans({ ...engine, labels, dryRun: true });
+    expect(dry.removedHelpers).toContain(helper);
+    expect(await inspectContainer(helper, engine)).not.toBeNull();
+    const report = await reapOrphans({ ...engine, labels });
+    expect(report.removedHelpers).toContain(helper);
+    // A run narrowed by labels never touches images.
+    expect(report.removedImages).toEqual([]);
+    expect(await inspectContainer(helper, engine)).toBeNull();
   });
 
   test("localNetwork is checked: 'host' or another container's network needs it; nothing is created", async ({ engine, sessionId, labels }) => {

@@ -29,7 +29,10 @@ import { expectOptionalBoolean } from './validate';
  * `GET /volumes?filters=…`, `DELETE /containers/{id}?force=true&v=true`, `DELETE /volumes/{name}`.
  *
  * @param options `dryRun` (remove nothing, report what would go), `prefix`, `labels`, engine selection.
- * @returns `{ removed, kept, removedRecords }`, each container with its reason.
+ * It also removes the network guard's helper containers a killed process left, and, without
+ * `prefix`/`labels`, other berth builds' unused helper images (docs/network.md).
+ *
+ * @returns `{ removed, kept, removedRecords, replacements, removedHelpers, removedImages }`, each container with its reason.
  * @throws {BerthError} with a code listed in the core's `reap_orphans` doc
  *   (crates/berth-core/src/lifecycle/reap.rs); each code's class and `details`: docs/errors.md.
  * @example
@@ -52,6 +55,8 @@ export async function reapOrphans(options: ReapOptions = {}): Promise<ReapReport
     removed: report.removed.map(entry),
     kept: report.kept.map(entry),
     removedRecords: report.removedRecords,
+    removedHelpers: report.removedHelpers,
+    removedImages: report.removedImages,
     replacements: report.replacements.map((r) => ({ ...r, outcome: r.outcome as SettledReplacement['outcome'] })),
   };
 }

@@ -312,6 +312,14 @@ export interface ReapReport {
   removedRecords: string[];
   /** Recreations cut short by a dead process, finished or rolled back before the survey (none with `dryRun`). */
   replacements: SettledReplacement[];
+  /**
+   * Network-guard helper containers a killed process left (their sandbox gone, or not running and
+   * created over 5 minutes ago), removed by id: every one without `prefix`/`labels`, else those
+   * carrying them. See docs/network.md.
+   */
+  removedHelpers: string[];
+  /** Other berth builds' helper images (`berth-netguard:<hash>`) no container used, removed: only by a run without `prefix`/`labels`. */
+  removedImages: string[];
 }
 
 /** A recreation the reaper recovered (see {@link recreateSession}). */

@@ -106,6 +106,10 @@ pub struct BindingReapReport {
     pub removed_records: Vec<String>,
     /// Recreations cut short by a dead process, finished or rolled back first (none with `dryRun`).
     pub replacements: Vec<BindingSettledReplacement>,
+    /// Network-guard helper containers a killed process left, removed by id (with `dryRun`, to be removed).
+    pub removed_helpers: Vec<String>,
+    /// Other berth builds' unused helper images (`berth-netguard:<hash>`), removed by an unnarrowed run (with `dryRun`, to be removed).
+    pub removed_images: Vec<String>,
 }
 
 /// One recreation a reaper run recovered.
@@ -239,6 +243,8 @@ pub fn reap_orphans<'e>(
             removed: r.removed.into_iter().map(entry_js).collect(),
             kept: r.kept.into_iter().map(entry_js).collect(),
             removed_records: r.removed_records,
+            removed_helpers: r.removed_helpers,
+            removed_images: r.removed_images,
             replacements: r
                 .replacements
                 .into_iter()

@@ -43,6 +43,12 @@ export function renderReap(c: Colours, report: ReapReport, { dryRun, maxWidth }:
   if (report.removedRecords.length) {
     lines.push(`${report.removedRecords.length} record volume(s) of containers already gone ${dryRun ? 'would be ' : ''}deleted`);
   }
+  if (report.removedHelpers.length) {
+    lines.push(`${report.removedHelpers.length} network helper container(s) left by a killed process ${dryRun ? 'would be ' : ''}removed`);
+  }
+  if (report.removedImages.length) {
+    lines.push(`${report.removedImages.length} helper image(s) of other berth builds ${dryRun ? 'would be ' : ''}removed: ${report.removedImages.join(', ')}`);
+  }
   for (const r of report.replacements) lines.push(`recreation of ${r.name} (was ${shortId(r.previousId)}): ${r.outcome}`);
   lines.push(summary(report, dryRun));
   return lines.join('\n');
@@ -62,5 +68,7 @@ export function reapJson(report: ReapReport, dryRun: boolean): Record<string, un
     kept: report.kept,
     removedRecords: report.removedRecords,
     replacements: report.replacements,
+    removedHelpers: report.removedHelpers,
+    removedImages: report.removedImages,
   };
 }

@@ -51,7 +51,7 @@ async function round(ctx: Context, options: ReapOptions): Promise<void> {
     const dryRun = options.dryRun === true;
     if (ctx.json) return out.json({ at, ...reapJson(report, dryRun) });
     const verb = dryRun ? 'would remove' : 'removed';
-    out.line(`${stamp} ${verb} ${report.removed.length}, kept ${report.kept.length}${report.removedRecords.length ? `, ${report.removedRecords.length} stale record(s)` : ''}`);
+    out.line(`${stamp} ${verb} ${report.removed.length}, kept ${report.kept.length}${report.removedRecords.length ? `, ${report.removedRecords.length} stale record(s)` : ''}${report.removedHelpers.length ? `, ${report.removedHelpers.length} helper container(s)` : ''}${report.removedImages.length ? `, ${report.removedImages.length} helper image(s)` : ''}`);
     for (const e of report.removed) {
       out.line(`${stamp}   ${verb} ${e.sessionId ?? '?'} (${e.name} ${shortId(e.id)}): ${reasonWords(e.reason)}`);
     }

@@ -44,8 +44,9 @@ export function registerReap(program: Command): void {
       const plan = await run(ctx, { ...scope, dryRun });
       if (ctx.json) return ctx.out.json(reapJson(plan, dryRun));
       ctx.out.line(renderReap(ctx.out.c, plan, { dryRun, maxWidth: ctx.columns }));
-      if (!ask || plan.removed.length + plan.removedRecords.length === 0) return;
-      if (!(await confirm(`Remove ${plan.removed.length} session(s)${plan.removedRecords.length ? ' and the stale records' : ''}?`))) {
+      const leftovers = plan.removedRecords.length + plan.removedHelpers.length + plan.removedImages.length;
+      if (!ask || plan.removed.length + leftovers === 0) return;
+      if (!(await confirm(`Remove ${plan.removed.length} session(s)${leftovers ? ' and the stale leftovers' : ''}?`))) {
         ctx.out.line('nothing removed');
         return;
       }

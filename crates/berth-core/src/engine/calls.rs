@@ -12,8 +12,8 @@ use bollard::query_parameters::{
 use crate::engine::bounded::STOP_EXTRA_MS;
 use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
-use crate::engine::container::inspect;
 use crate::engine::container::Facts;
+use crate::engine::container::{inspect, list_by_labels};
 use crate::engine::Answer;
 use crate::model::errors::{Error, Result};
 
@@ -34,9 +34,40 @@ pub(crate) enum Removal {
 /// `ownership::removal::remove_by_id`).
 ///
 /// `DELETE /containers/{id}?force=true&v=true`. 404 is [`Removal::Absent`]; a removal
-/// already in progress (409, or Podman's 500 confirmed by inspect) is waited for.
+/// already in progress (409, or Podman's 500 confirmed by inspect) is waited for. A refusal
+/// while network-guard helpers of `id` are left (Podman keeps a container another joined) removes
+/// those first (`GET /containers/json` by `dev.berth.helper.for`, `DELETE` each by id) and
+/// tries again once.
 /// Errors: `E_ENGINE` / `E_ENGINE_UNAVAILABLE`; the container is then still there.
 pub(crate) async fn remove_container(engine: &Engine, id: &str) -> Result<Removal> {
+    match Box::pin(remove_once(engine, id)).await {
+        Err(first @ Error::Engine { .. }) => {
+            // Podman refuses to remove a container another one joined (`networkMode:
+            // container:<id>`), even exited: a network-guard helper that a killed process left.
+            // Its helpers go first (by id), then the removal is tried once more.
+            let helpers = list_by_labels(
+                engine,
+                &[format!(
+                    "{}={id}",
+                    crate::engine::netguard_helper::HELPER_FOR_LABEL
+                )],
+            )
+            .await?;
+            let ids: Vec<String> = helpers.into_iter().filter_map(|l| l.summary.id).collect();
+            if ids.is_empty() {
+                return Err(first);
+            }
+            for h in &ids {
+                Box::pin(remove_once(engine, h)).await?;
+            }
+            Box::pin(remove_once(engine, id)).await
+        }
+        other => other,
+    }
+}
+
+/// One `DELETE /containers/{id}?force=true&v=true` of [`remove_container`].
+async fn remove_once(engine: &Engine, id: &str) -> Result<Removal> {
     let opts = RemoveContainerOptionsBuilder::default()
         .force(true)
         .v(true)
@@ -173,16 +204,20 @@ pub(crate) async fn rename(engine: &Engine, id: &str, name: &str) -> Result<Answ
         .await
 }
 
-/// `POST /containers/create?name=<name>[&platform=<platform>]` with `body`, bounded by
+/// `POST /containers/create[?name=<name>][&platform=<platform>]` with `body` (unnamed when
+/// `name` is `None`: the engine makes one up), bounded by
 /// [`CHANGE_TIMEOUT_MS`]. Errors (outer): as [`start`]; the caller decides what a lost answer
 /// means (the engine may have created it anyway).
 pub(crate) async fn create(
     engine: &Engine,
-    name: &str,
+    name: Option<&str>,
     platform: Option<&str>,
     body: ContainerCreateBody,
 ) -> Result<Answer<ContainerCreateResponse>> {
-    let mut opts = CreateContainerOptionsBuilder::default().name(name);
+    let mut opts = CreateContainerOptionsBuilder::default();
+    if let Some(n) = name {
+        opts = opts.name(n);
+    }
     if let Some(p) = platform {
         opts = opts.platform(p);
     }

@@ -276,6 +276,46 @@ pub(crate) async fn resolves_to(engine: &Engine, reference: &str, image_id: &str
     }
 }
 
+/// `POST /images/create?fromSrc=-&repo=<reference>[&platform=<platform>]`: imports the root
+/// filesystem `tar` as image `reference` (the whole reference in `repo`: Podman ignores `tag` on
+/// an import). Each progress message must come within [`CHANGE_TIMEOUT_MS`]. `Ok(Some(message))`
+/// when the engine's stream reported an error; the caller checks the image is there.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, the scope's `E_ABORTED` or deadline error.
+pub(crate) async fn import(
+    engine: &Engine,
+    reference: &str,
+    platform: Option<&str>,
+    tar: Vec<u8>,
+    operation: &str,
+) -> Result<Option<String>> {
+    let mut opts = CreateImageOptionsBuilder::default()
+        .from_src("-")
+        .repo(reference);
+    if let Some(p) = platform {
+        opts = opts.platform(p);
+    }
+    let mut stream = engine.docker.create_image(
+        Some(opts.build()),
+        Some(bollard::body_full(tar.into())),
+        None,
+    );
+    let mut failure = None;
+    while let Some(item) = engine
+        .call("POST /images/create", CHANGE_TIMEOUT_MS, stream.next())
+        .await?
+    {
+        match item {
+            Ok(info) => {
+                if let Some(m) = info.error_detail.and_then(|d| d.message) {
+                    failure = Some(m);
+                }
+            }
+            Err(e) => return Err(engine.error(operation, e)),
+        }
+    }
+    Ok(failure)
+}
+
 /// `GET /images/json`: every image (no filter), bounded by [`READ_TIMEOUT_MS`].
 /// Errors (outer): `E_ENGINE_UNAVAILABLE`, the scope's `E_ABORTED` or deadline error.
 pub(crate) async fn list(engine: &Engine) -> Result<Answer<Vec<ImageSummary>>> {

@@ -16,6 +16,8 @@ pub(crate) mod images;
 pub(crate) mod info;
 pub(crate) mod logs;
 pub(crate) mod netguard;
+pub(crate) mod netguard_helper;
+pub(crate) mod netguard_image;
 pub(crate) mod networks;
 pub(crate) mod ports;
 pub(crate) mod templates;

@@ -12,33 +12,24 @@
 //! (`setNetworkPolicy`) keeps them; a stop does not (a start makes a new namespace), so every
 //! start of an isolated container applies them again ([`isolate`]).
 //!
-//! Engine calls: `GET /images/{name}/json`, `POST /images/create?fromSrc=-` (the import, once
-//! per engine), `GET /containers/{id}/json`, `POST /containers/create`,
-//! `POST /containers/{id}/start`, `POST /containers/{id}/wait`, `GET /containers/{id}/logs`
-//! (on failure), `DELETE /containers/{id}` (the helper, by id).
+//! The image (import, cache, other builds' images) is `engine::netguard_image`; one run of the
+//! helper, and the removal it owes whatever happens, `engine::netguard_helper`.
+//!
+//! Engine calls: `GET /containers/{id}/json` (unless the caller inspected it), the image's
+//! (`GET /images/{name}/json` once per process and engine, `POST /images/create?fromSrc=-`
+//! once per engine and build), the helper's run (`POST /containers/create`,
+//! `POST /containers/{id}/start`, `POST /containers/{id}/wait`, `GET /containers/{id}/logs` on
+//! failure, `DELETE /containers/{id}`).
 
 use std::collections::HashMap;
 
-use bollard::models::{ContainerCreateBody, HostConfig};
-use bollard::query_parameters::{CreateImageOptionsBuilder, WaitContainerOptions};
-use futures_util::StreamExt;
-
-use crate::engine::bounded::CHANGE_TIMEOUT_MS;
-use crate::engine::calls::remove_container;
 use crate::engine::connection::Engine;
-use crate::engine::container::inspect;
-use crate::model::agent_binary::{append_to, short_hash, AGENT, AGENT_ARCH};
+use crate::engine::container::{inspect, Inspected};
+use crate::engine::netguard_helper::{self, Outcome};
+use crate::engine::netguard_image;
 use crate::model::errors::{Error, Result};
 use crate::model::labels;
 
-/// The helper image's repository.
-pub(crate) const IMAGE_REPO: &str = "berth-netguard";
-/// Label on a helper container: `netguard`.
-pub(crate) const HELPER_LABEL: &str = "dev.berth.helper";
-/// Label on a helper container: the sandbox container id it works for.
-pub(crate) const HELPER_FOR_LABEL: &str = "dev.berth.helper.for";
-/// Longest run of the helper (create to exit), in milliseconds.
-const HELPER_RUN_TIMEOUT_MS: u64 = 30_000;
 /// Priority of the rules that let a packet through (lower is first).
 const ALLOW_PRIORITY: u32 = 100;
 /// Priority of the per-protocol refusals of a gateway.
@@ -88,11 +79,6 @@ pub(crate) const LOCAL_RANGES: [&str; 16] = [
     "fe80::/10",
 ];
 
-/// The helper image reference for this build.
-pub(crate) fn image() -> String {
-    format!("{IMAGE_REPO}:{}", short_hash())
-}
-
 /// The helper's arguments for a sandbox whose networks have `gateways` and that publishes
 /// `ports` (TCP): the engine's resolvers (`resolv.conf`) on port 53, replies from a published
 /// port to a gateway (the engine's port forwarder connects from there), then every
@@ -127,21 +113,29 @@ pub(crate) fn rules(gateways: &[String], ports: &[u16]) -> Vec<String> {
 /// Call it after every start of the container. Idempotent (a rule in place counts).
 ///
 /// Errors: `E_ENGINE` (the helper could not be imported, created or run, or exited non-zero:
-/// its output in the message), `E_SESSION_NOT_FOUND`-like absence is `E_ENGINE` 404,
-/// `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
+/// its output in the message; the container is gone: status 404), `E_ENGINE_UNAVAILABLE`,
+/// `E_ABORTED`.
 pub(crate) async fn isolate(engine: &Engine, id: &str) -> Result<()> {
     let Some(c) = inspect(engine, id).await? else {
-        return Err(Error::Engine {
-            operation: "isolate container".into(),
-            status: Some(404),
-            message: format!("container {id} is gone"),
-        });
+        return Err(gone(id));
     };
-    let wanted = c
-        .config
-        .as_ref()
-        .and_then(|c| c.labels.as_ref())
-        .and_then(|l| l.get(labels::LOCAL_NETWORK))
+    Box::pin(isolate_inspected(engine, &c)).await
+}
+
+fn gone(id: &str) -> Error {
+    Error::Engine {
+        operation: "isolate container".into(),
+        status: Some(404),
+        message: format!("container {id} is gone"),
+    }
+}
+
+/// [`isolate`] of a container the caller has just inspected (`c`, taken after its start).
+pub(crate) async fn isolate_inspected(engine: &Engine, c: &Inspected) -> Result<()> {
+    let id = c.id.clone().unwrap_or_default();
+    let labels_of = c.labels();
+    let wanted = labels_of
+        .get(labels::LOCAL_NETWORK)
         .is_some_and(|v| v == labels::LOCAL_NETWORK_BLOCKED);
     let mode = c
         .host_config
@@ -172,194 +166,51 @@ pub(crate) async fn isolate(engine: &Engine, id: &str) -> Result<()> {
                 .collect()
         })
         .unwrap_or_default();
-    let caller_labels: HashMap<String, String> = c
-        .config
-        .as_ref()
-        .and_then(|c| c.labels.clone())
-        .unwrap_or_default()
-        .into_iter()
+    let caller_labels: HashMap<String, String> = labels_of
+        .iter()
         .filter(|(k, _)| !k.starts_with(labels::LABEL_NAMESPACE))
+        .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    ensure_image(engine).await?;
+    let prefix = labels_of.get(labels::PREFIX).cloned();
+    let mut argv = vec!["/netguard".to_string(), "netguard".to_string()];
+    argv.extend(rules(&gateways, &ports));
     // The helper's run (create to removal, a fraction of a second) is not cut by the caller's
-    // signal: an abort while its create is in flight would leave a container berth cannot
-    // name. Each request stays bounded by its own timeout; the abort is honoured right after.
+    // signal: each request stays bounded by its own timeout, and the abort is honoured right
+    // after. Should this future be dropped anyway (a select higher up), the run's guard
+    // removes the helper in the background (`engine::netguard_helper`).
     let detached = engine.detached();
-    let outcome = Box::pin(run_helper(
-        &detached,
-        id,
-        rules(&gateways, &ports),
-        caller_labels,
-    ))
+    let image = netguard_image::image();
+    let outcome = Box::pin(async {
+        let mut retried = false;
+        loop {
+            netguard_image::ensure(&detached).await?;
+            let run = netguard_helper::run(
+                &detached,
+                &image,
+                &id,
+                prefix.as_deref(),
+                argv.clone(),
+                caller_labels.clone(),
+            );
+            match Box::pin(run).await? {
+                Outcome::Applied => return Ok(()),
+                // 404: the image went away (another berth's reaper), or the sandbox did.
+                Outcome::Refused { status: 404, error } => {
+                    if inspect(&detached, &id).await?.is_none() {
+                        return Err(gone(&id));
+                    }
+                    netguard_image::forget(&detached);
+                    if retried {
+                        return Err(error);
+                    }
+                    retried = true;
+                }
+                Outcome::Refused { error, .. } => return Err(error),
+            }
+        }
+    })
     .await;
     engine.step(async { outcome }).await
-}
-
-/// Imports the helper image unless the engine has it.
-async fn ensure_image(engine: &Engine) -> Result<()> {
-    if AGENT.is_empty() {
-        return Err(Error::Engine {
-            operation: "isolate container".into(),
-            status: None,
-            message: "this build of berth has no helper binary (it is built on Linux only), so it cannot keep a sandbox off the local network; create the session with localNetwork: true to opt out".into(),
-        });
-    }
-    let image = image();
-    if crate::engine::images::inspect(engine, &image)
-        .await?
-        .is_ok()
-    {
-        return Ok(());
-    }
-    // One import at a time in this process: concurrent creates would each import a copy.
-    static IMPORT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    let _one = engine.step(async { Ok(IMPORT.lock().await) }).await?;
-    if crate::engine::images::inspect(engine, &image)
-        .await?
-        .is_ok()
-    {
-        return Ok(());
-    }
-    let tar = archive().map_err(|e| Error::Engine {
-        operation: "import helper image".into(),
-        status: None,
-        message: e.to_string(),
-    })?;
-    // The whole reference in `repo`: Podman ignores `tag` on an import.
-    let opts = CreateImageOptionsBuilder::default()
-        .from_src("-")
-        .repo(&image)
-        .platform(&format!("linux/{AGENT_ARCH}"))
-        .build();
-    let mut stream =
-        engine
-            .docker
-            .create_image(Some(opts), Some(bollard::body_full(tar.into())), None);
-    let mut failure = None;
-    while let Some(item) = engine
-        .call("POST /images/create", CHANGE_TIMEOUT_MS, stream.next())
-        .await?
-    {
-        match item {
-            Ok(info) => {
-                if let Some(m) = info.error_detail.and_then(|d| d.message) {
-                    failure = Some(m);
-                }
-            }
-            Err(e) => return Err(engine.error("import helper image", e)),
-        }
-    }
-    if crate::engine::images::inspect(engine, &image)
-        .await?
-        .is_ok()
-    {
-        return Ok(());
-    }
-    Err(Error::Engine {
-        operation: "import helper image".into(),
-        status: None,
-        message: failure.unwrap_or_else(|| format!("{image} is not there after its import")),
-    })
-}
-
-/// The image's root filesystem: the helper binary alone, `/netguard`, root-owned `0755`.
-fn archive() -> std::io::Result<Vec<u8>> {
-    let mut b = tar::Builder::new(Vec::new());
-    append_to(&mut b, "netguard")?;
-    b.into_inner()
-}
-
-/// Runs the helper in container `id`'s network namespace with `args`, waits for it, removes
-/// it by id (also when this call fails or is aborted on the way).
-async fn run_helper(
-    engine: &Engine,
-    id: &str,
-    args: Vec<String>,
-    mut helper_labels: HashMap<String, String>,
-) -> Result<()> {
-    helper_labels.insert(HELPER_LABEL.into(), "netguard".into());
-    helper_labels.insert(HELPER_FOR_LABEL.into(), id.into());
-    let mut entrypoint = vec!["/netguard".to_string(), "netguard".to_string()];
-    entrypoint.extend(args);
-    let body = ContainerCreateBody {
-        image: Some(image()),
-        entrypoint: Some(entrypoint),
-        cmd: Some(Vec::new()),
-        labels: Some(helper_labels),
-        network_disabled: None,
-        host_config: Some(HostConfig {
-            network_mode: Some(format!("container:{id}")),
-            cap_drop: Some(vec!["ALL".into()]),
-            cap_add: Some(vec!["NET_ADMIN".into()]),
-            security_opt: Some(vec!["no-new-privileges".into()]),
-            readonly_rootfs: Some(true),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let created = engine
-        .call(
-            "POST /containers/create",
-            CHANGE_TIMEOUT_MS,
-            engine.docker.create_container(
-                None::<bollard::query_parameters::CreateContainerOptions>,
-                body,
-            ),
-        )
-        .await?
-        .map_err(|e| engine.error("create network helper", e))?;
-    let helper = created.id;
-    let outcome = Box::pin(start_and_wait(engine, &helper)).await;
-    let output = match &outcome {
-        Ok(code) if *code != 0 => crate::engine::logs::tail(engine, &helper).await,
-        _ => String::new(),
-    };
-    let removed = remove_container(&engine.detached(), &helper).await;
-    let code = outcome?;
-    removed?;
-    if code == 0 {
-        return Ok(());
-    }
-    Err(Error::Engine {
-        operation: "isolate container".into(),
-        status: None,
-        message: format!(
-            "the network helper for {id} exited with {code}: {}",
-            output.trim()
-        ),
-    })
-}
-
-/// Starts the helper and waits for its exit code.
-async fn start_and_wait(engine: &Engine, helper: &str) -> Result<i64> {
-    engine
-        .call(
-            "POST /containers/{id}/start",
-            CHANGE_TIMEOUT_MS,
-            engine.docker.start_container(helper, None),
-        )
-        .await?
-        .map_err(|e| engine.error("start network helper", e))?;
-    let mut wait = engine
-        .docker
-        .wait_container(helper, None::<WaitContainerOptions>);
-    match engine
-        .call(
-            "POST /containers/{id}/wait",
-            HELPER_RUN_TIMEOUT_MS,
-            wait.next(),
-        )
-        .await?
-    {
-        Some(Ok(r)) => Ok(r.status_code),
-        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
-        Some(Err(e)) => Err(engine.error("wait for network helper", e)),
-        None => {
-            let c = inspect(engine, helper).await?;
-            Ok(c.and_then(|c| c.state.as_ref().and_then(|s| s.exit_code))
-                .unwrap_or(-1))
-        }
-    }
 }
 
 #[cfg(test)]

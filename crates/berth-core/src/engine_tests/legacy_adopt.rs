@@ -29,7 +29,7 @@ async fn hand_made(engine: &Engine, name: &str) -> String {
         labels: Some([(RUN_LABEL.to_string(), run_id().to_string())].into()),
         ..Default::default()
     };
-    crate::engine::calls::create(engine, name, None, body)
+    crate::engine::calls::create(engine, Some(name), None, body)
         .await
         .unwrap()
         .unwrap()

@@ -147,7 +147,7 @@ async fn removal_is_by_id_never_by_name() {
         labels: Some([(RUN_LABEL.to_string(), run_id().to_string())].into()),
         ..Default::default()
     };
-    let other = crate::engine::calls::create(&engine, &s.name, None, body)
+    let other = crate::engine::calls::create(&engine, Some(&s.name), None, body)
         .await
         .unwrap()
         .unwrap()

@@ -11,4 +11,5 @@ mod engines;
 mod holders;
 mod legacy_adopt;
 mod lifecycle;
+mod netguard;
 mod recovery;

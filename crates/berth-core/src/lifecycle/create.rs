@@ -130,7 +130,7 @@ pub(crate) async fn create_container(
     let nonce = hex::encode(rand::random::<[u8; 16]>());
     labels.insert(labels::CREATE_NONCE.into(), nonce.clone());
     let body = container_body(spec, labels.clone(), extra_mounts);
-    match crate::engine::calls::create(engine, name, spec.platform.as_deref(), body).await {
+    match crate::engine::calls::create(engine, Some(name), spec.platform.as_deref(), body).await {
         Ok(Ok(r)) => Ok((r.id, labels)),
         Ok(Err(e)) if status(&e).is_some() => {
             Err(create_failure(engine, session_id, name, &spec.image, e).await)
@@ -145,6 +145,32 @@ pub(crate) async fn create_container(
             Err(bounded)
         }
     }
+}
+
+/// [`crate::engine::netguard::isolate`] of a container just started; when it fails, a container
+/// that stopped meanwhile (an entrypoint that exits at once: the guard finds no namespace to
+/// join) is `E_SETUP_FAILED` ([`running::ensure_still_running`]), else the guard's error.
+/// Boxed on its own: inline, it grew create's future past a debug test thread's stack.
+async fn isolate_started(session: &Session, engine: &Engine) -> Result<()> {
+    let Err(e) = Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await else {
+        return Ok(());
+    };
+    Box::pin(running::ensure_still_running(session, engine, "start")).await?;
+    Err(e)
+}
+
+/// Installs the command helper and opens the setup user's channel ahead of the setup
+/// commands, while the network guard runs: only when there are setup commands (the
+/// channel carries them). Best effort: a channel that does not open leaves the commands to
+/// the engine path, as it would have anyway.
+async fn prepare_channel(session: &Session, engine: &Engine, spec: &CreateSpec) {
+    if spec.setup_commands.is_empty() {
+        return;
+    }
+    session
+        .commands()
+        .prepare(engine, &session.id, &spec.user)
+        .await;
 }
 
 /// A create whose answer never came: its container (if the engine made one) is found by
@@ -192,15 +218,21 @@ pub(crate) async fn finish(
     // Boxed, as the steps below: each is a large future, and a debug build's test thread has
     // a small stack.
     Box::pin(running::ensure_running(session, engine, "start")).await?;
-    // Off the local network before anything of the caller's runs in it.
-    Box::pin(crate::engine::netguard::isolate(engine, &session.id)).await?;
-    // A working directory or writable path the image lacks is the user's before setup runs.
-    Box::pin(crate::lifecycle::user_dirs::give_to_user(
-        engine,
-        &session.id,
-        spec,
-    ))
-    .await?;
+    // Off the local network before anything of the caller's runs in it; meanwhile (berth's own
+    // steps, nothing of the caller's) a working directory or writable path the image lacks
+    // is given to the user, and the setup's command channel is installed and opened. Each
+    // step runs to its end (none is dropped half-way); the guard's failure comes first.
+    let (isolated, dirs, ()) = tokio::join!(
+        Box::pin(isolate_started(session, engine)),
+        Box::pin(crate::lifecycle::user_dirs::give_to_user(
+            engine,
+            &session.id,
+            spec,
+        )),
+        Box::pin(prepare_channel(session, engine, spec)),
+    );
+    isolated?;
+    dirs?;
     let stage = match spec.setup_commands.is_empty() {
         true => "start",
         false => "setup",

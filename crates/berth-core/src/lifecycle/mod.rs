@@ -9,6 +9,7 @@ pub(crate) mod list;
 pub(crate) mod opening;
 pub(crate) mod peek;
 pub(crate) mod reap;
+pub(crate) mod reap_helpers;
 pub(crate) mod recreate;
 pub(crate) mod repair;
 pub(crate) mod resume;

@@ -51,6 +51,13 @@ pub struct ReapReport {
     pub removed_records: Vec<String>,
     /// Recreations cut short by a dead process, finished or rolled back (not with `dry_run`).
     pub replacements: Vec<SettledReplacement>,
+    /// Network-guard helper containers a killed process left (their sandbox gone, or not
+    /// running and created over 5 minutes ago), removed by id (or, with `dry_run`, to be
+    /// removed); in a narrowed run those carrying its caller labels (and prefix).
+    pub removed_helpers: Vec<String>,
+    /// Helper images of other berth builds (`berth-netguard:<hash>`) that no container used,
+    /// removed (or, with `dry_run`, to be removed): by an unnarrowed run only.
+    pub removed_images: Vec<String>,
 }
 
 /// One recreation the reaper recovered.
@@ -76,7 +83,10 @@ pub struct SettledReplacement {
 /// for its records; `DELETE /volumes/{name}` for records whose
 /// container is gone (in a narrowed run, those carrying the scope's labels). With `dry_run`
 /// nothing is removed. A ready session whose owner is gone but whose lifetime runs is kept
-/// (`parked`) until it expires.
+/// (`parked`) until it expires. Last, the network guard's helper containers that a killed
+/// process left and, in an unnarrowed run, other builds' unused helper images
+/// (`crate::lifecycle::reap_helpers`): `GET /containers/json`, `GET /images/json`,
+/// `DELETE /containers/{id}`, `DELETE /images/{id}`.
 /// Every request is bounded by `cancel` and a per-request timeout; an abort settles the
 /// call at once, and a removal it cut short is finished by the next run.
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`, `E_ENGINE` (listing
@@ -162,6 +172,13 @@ async fn reap_within(dry_run: bool, scope: &Scope, engine: &Engine) -> Result<Re
         seen.remove(&r.id);
     }
     report.removed_records = orphan_records(&engine, scope, &seen, dry_run).await?;
+    // Last: the helpers of sandboxes this run removed count as left behind too.
+    let helpers = Box::pin(crate::lifecycle::reap_helpers::sweep(
+        &engine, scope, dry_run,
+    ))
+    .await?;
+    report.removed_helpers = helpers.containers;
+    report.removed_images = helpers.images;
     Ok(report)
 }
 

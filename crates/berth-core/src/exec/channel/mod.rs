@@ -194,6 +194,13 @@ impl CommandChannels {
             .store(true, std::sync::atomic::Ordering::Release);
     }
 
+    /// Installs the helper and opens `user`'s channel ahead of its first command (at create,
+    /// while berth's other post-start steps run). Best effort: whatever fails here is decided
+    /// again by the first command, as [`CommandChannels::channel`] always does.
+    pub(crate) async fn prepare(&self, engine: &Engine, id: &str, user: &Option<String>) {
+        let _ = self.channel(engine, id, user).await;
+    }
+
     /// The live channel of `user`, opened (and the helper installed) when needed; `None` when
     /// the command must take the engine path. A channel found dead is replaced, unless its
     /// helper misbehaved (then the user backs off); a live one that left a request unanswered
