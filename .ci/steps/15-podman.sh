@@ -37,7 +37,7 @@ unqualified-search-registries = []
 location = "127.0.0.1:5055"
 insecure = true
 
-# The registry that wants credentials (__test__/credentials.test.ts starts it).
+# The registry that wants credentials (__test__/sessions/credentials.test.ts starts it).
 [[registry]]
 location = "127.0.0.1:5056"
 insecure = true

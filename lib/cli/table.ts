@@ -152,7 +152,7 @@ export function shorten(text: string, max: number, tail = 12): string {
  * cells are cut short, and optional columns left out, so that every line fits. A column is as
  * wide as its widest cell (shorten long values before, see {@link shorten}).
  *
- * Linear in the cells: one pass measures each cell once, one writes (see `__test__/cli-format.test.ts`
+ * Linear in the cells: one pass measures each cell once, one writes (see `__test__/cli/cli-format.test.ts`
  * and the bench's `ls` figures for 10,000 rows).
  */
 export function renderTable(columns: Column[], rows: string[][], { maxWidth = Infinity, bold = (s: string) => s } = {}): string {

@@ -4,7 +4,7 @@
  *
  * The core's `Error::code()` (`crates/berth-core/src/model/errors.rs`) is the source of every
  * code but `E_NATIVE_BINDING` (raised by the TypeScript layer only, when the native module cannot
- * be loaded); `__test__/error-codes.test.ts` fails on any difference.
+ * be loaded); `__test__/package/error-codes.test.ts` fails on any difference.
  */
 export const ERROR_CODES = [
   'E_INVALID_ARGUMENT',
