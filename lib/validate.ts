@@ -77,6 +77,11 @@ export function expectOptionalNumber(
   if (value > max) invalid(field, `expected at most ${max}, got ${value}`);
 }
 
+/** `value` must be undefined or a function. */
+export function expectOptionalFunction(value: unknown, field: string): asserts value is ((...args: never[]) => unknown) | undefined {
+  if (value !== undefined && typeof value !== 'function') invalid(field, `expected a function, got ${describe(value)}`);
+}
+
 /** `value` must be an integer TCP/UDP port number, 1 to 65535. */
 export function expectPort(value: unknown, field: string): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535) {

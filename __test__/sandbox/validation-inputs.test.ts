@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { BerthSandboxSession, createDockerSandboxProvider } from '../../harness.mjs';
 import { containerName, createSession, InvalidArgumentError, type Session } from '../../index.mjs';
 import { expectBerthError } from '../helpers/expect-error.js';
+import { listRunContainers } from '../helpers/leak-check.mjs';
 import { sessionTest as test } from '../helpers/fixtures.js';
 import { testLabels, testSessionId } from '../helpers/run-label.mjs';
 import { testEngine } from '../helpers/test-engine.mjs';
@@ -111,6 +112,28 @@ engineSuite('bad input never reaches the engine', () => {
       expect(channel).toMatchObject({ exitCode: 0, stdout: '11\n' });
       await session.exec(['rm', '-f', `${MARKER}.x`]);
     });
+  });
+
+  test('a create with an oversized environment or labels, or a provider create with options of the wrong type, makes nothing', async () => {
+    const engine = testEngine();
+    const before = (await listRunContainers()).length;
+    const base = { ...engine, sessionId: testSessionId('inputs-big'), image: TEST_IMAGE, labels: testLabels() };
+    // One variable over Linux's MAX_ARG_STRLEN (128 KiB with `KEY=` and NUL): the entrypoint could not start.
+    await expectInvalid(() => createSession({ ...base, env: { BIG: 'v'.repeat(128 * 1024) } }), 'env["BIG"]', /over the limit of 131072 bytes/);
+    // Nine variables of 120 KiB: each fits, the environment does not (1 MiB).
+    const many = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`V${i}`, 'v'.repeat(120 * 1024)]));
+    await expectInvalid(() => createSession({ ...base, env: many }), 'env', /over the limit of 1048576 bytes/);
+    await expectInvalid(() => createSession({ ...base, labels: { ...testLabels(), big: 'x'.repeat(64 * 1024) } }), 'labels', /over the limit of 65536 bytes/);
+    const provider = createDockerSandboxProvider({ ...engine, image: TEST_IMAGE, labels: testLabels(), env: { BIG: 'v'.repeat(200 * 1024) } });
+    await expectInvalid(() => provider.createSession({ sessionId: testSessionId('inputs-big-h') }), 'env["BIG"]');
+    const fine = createDockerSandboxProvider({ ...engine, image: TEST_IMAGE, labels: testLabels() });
+    const id = testSessionId('inputs-types-h');
+    await expectInvalid(() => fine.createSession({ sessionId: id, onFirstCreate: 'x' } as never), 'onFirstCreate', /expected a function, got string/);
+    await expectInvalid(() => fine.createSession({ sessionId: 42 } as never), 'sessionId');
+    await expectInvalid(() => fine.createSession({ sessionId: id, abortSignal: {} } as never), 'abortSignal');
+    await expectInvalid(() => fine.createSession({ sessionId: id, identity: 7, onFirstCreate: async () => {} } as never), 'identity');
+    await expectInvalid(() => fine.createSession(42 as never), 'options');
+    expect((await listRunContainers()).length).toBe(before);
   });
 
   describe('wrong types are E_INVALID_ARGUMENT, never a TypeError', () => {

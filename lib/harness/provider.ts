@@ -5,7 +5,16 @@ import { SessionBusyError } from '../errors/session-busy-error';
 import { resumeWith } from '../resume-session';
 import type { Session } from '../session';
 import { CREATE_SPEC_KEYS, ENGINE_OPTION_KEYS, MAX_REMOVE_AFTER_STOP_MS, type CreateSpec, type EngineOptions } from '../types';
-import { expectOptionalNumber, expectOptions, expectString, optionKeys } from '../validate';
+import {
+  expectOptionalFunction,
+  expectOptionalNumber,
+  expectOptionalObject,
+  expectOptionalSignal,
+  expectOptionalString,
+  expectOptions,
+  expectString,
+  optionKeys,
+} from '../validate';
 import { constants as bufferConstants } from 'node:buffer';
 import { BerthSandboxSession, type SandboxCaps } from './sandbox-session';
 import { createFromTemplate } from './template-flow';
@@ -102,7 +111,9 @@ type ResumeOptions = Parameters<NonNullable<HarnessV1SandboxProvider['resumeSess
  *   is given; such a session cannot be resumed, so its `stop()` removes it). A taken id is
  *   `E_SESSION_EXISTS`: nothing is adopted. `onFirstCreate` runs on the `restricted()` view;
  *   if it throws, the container this call created is removed (by id) and the original error
- *   is rethrown (a failed removal is attached as its `cause`... never in its place).
+ *   is rethrown (a failed removal is attached as its `cause`... never in its place). Options
+ *   of the wrong type (`sessionId`, `identity` not strings, `onFirstCreate` not a function,
+ *   `abortSignal` not a signal) are `E_INVALID_ARGUMENT` before any engine call.
  * - `resumeSession({ sessionId })` is a handover: the duty to remove moves to this process
  *   whether the previous holder lives or not (`HarnessAgent` resumes only from a payload that
  *   `detach()` or `stop()` returned), so `destroy()` of the resumed session removes the
@@ -177,7 +188,14 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
     specificationVersion: 'harness-sandbox-v1',
     providerId,
     createSession: async (opts: CreateOptions = {}): Promise<HarnessV1NetworkSandboxSession> => {
-      const { sessionId, abortSignal, onFirstCreate, identity } = opts;
+      // The harness's own options, checked before any engine call (unknown keys pass: a newer
+      // harness may add some). The create spec was checked when the provider was made.
+      expectOptionalObject(opts, 'options');
+      const { sessionId, abortSignal, onFirstCreate, identity } = opts ?? {};
+      expectOptionalString(sessionId, 'sessionId', { wellFormed: false });
+      expectOptionalSignal(abortSignal, 'abortSignal');
+      expectOptionalFunction(onFirstCreate, 'onFirstCreate');
+      expectOptionalString(identity, 'identity');
       const signal = abortSignal ? { abortSignal } : {};
       const id = sessionId ?? randomUUID();
       const removeOnStop = sessionId === undefined;

@@ -25,6 +25,16 @@ pub(crate) const MAX_USER_BYTES: usize = 256;
 pub(crate) const MAX_PIDS_LIMIT: i64 = 4_194_304;
 /// The most ports one session may publish.
 pub(crate) const MAX_PORTS: usize = 1024;
+/// The longest `KEY=value` of the container's environment, in bytes with its NUL: Linux's
+/// `MAX_ARG_STRLEN` (32 pages). A longer one fails the entrypoint's `execve` with `E2BIG`.
+pub(crate) const MAX_ENV_ENTRY_BYTES: usize = 128 * 1024;
+/// The most the container's environment may hold in all, in bytes (each `KEY=value` and its
+/// NUL): 1 MiB, half the container's `ARG_MAX` (2 MiB with the default 8 MiB stack), so every
+/// process started in it (the entrypoint, each exec, which inherits it) keeps room for its argv.
+pub(crate) const MAX_ENV_BYTES: usize = 1024 * 1024;
+/// The most the caller's labels may hold in all, in bytes (keys and values): berth copies them
+/// onto its record volumes and helper containers, and every listing carries them.
+pub(crate) const MAX_LABELS_BYTES: usize = 64 * 1024;
 /// The longest `networkMode`, in bytes (a network name or `container:<id>`).
 pub(crate) const MAX_NETWORK_MODE_BYTES: usize = 256;
 /// The capability names of capabilities(7) (Linux 5.9+), without their `CAP_` prefix.
@@ -237,6 +247,7 @@ impl CreateSpec {
             }
         }
         validate_env("env", &self.env)?;
+        validate_container_env(&self.env)?;
         if let Some(u) = &self.user {
             validate_user(u)?;
         }
@@ -267,6 +278,13 @@ impl CreateSpec {
             }
         }
         validate_writable_paths("writablePaths", &self.writable_paths)?;
+        let label_bytes: usize = self.labels.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if label_bytes > MAX_LABELS_BYTES {
+            return Err(Error::invalid(
+                "labels",
+                format!("hold {label_bytes} bytes, over the limit of {MAX_LABELS_BYTES} bytes (keys and values together)"),
+            ));
+        }
         for (k, v) in &self.labels {
             if k.is_empty() || k.starts_with(LABEL_NAMESPACE) {
                 return Err(Error::invalid(
@@ -527,6 +545,29 @@ pub(crate) fn validate_env(field: &str, env: &BTreeMap<String, String>) -> Resul
                 "values must not contain NUL (value not shown)",
             ));
         }
+    }
+    Ok(())
+}
+
+/// The container's environment as the entrypoint's `execve` takes it: each `KEY=value` with its
+/// NUL at most [`MAX_ENV_ENTRY_BYTES`], all of them at most [`MAX_ENV_BYTES`]. Never echoes a value.
+fn validate_container_env(env: &BTreeMap<String, String>) -> Result<()> {
+    let mut total = 0usize;
+    for (k, v) in env {
+        let entry = k.len() + 1 + v.len() + 1;
+        if entry > MAX_ENV_ENTRY_BYTES {
+            return Err(Error::invalid(
+                format!("env[{k:?}]"),
+                format!("`KEY=value` takes {entry} bytes, over the limit of {MAX_ENV_ENTRY_BYTES} bytes for one variable (Linux's MAX_ARG_STRLEN; value not shown)"),
+            ));
+        }
+        total += entry;
+    }
+    if total > MAX_ENV_BYTES {
+        return Err(Error::invalid(
+            "env",
+            format!("takes {total} bytes, over the limit of {MAX_ENV_BYTES} bytes for the whole environment (each `KEY=value` and its NUL)"),
+        ));
     }
     Ok(())
 }
@@ -838,6 +879,30 @@ mod tests {
         s.env.insert("SECRET".into(), "hunter2\0".into());
         let e = s.validate().unwrap_err();
         assert!(!e.to_string().contains("hunter2"));
+        // One variable at Linux's MAX_ARG_STRLEN (with `=` and NUL) passes; one byte more is refused
+        // naming the variable and never its value; the whole environment is bounded too.
+        let mut s = spec();
+        s.env
+            .insert("K".into(), "v".repeat(MAX_ENV_ENTRY_BYTES - 3));
+        assert!(s.validate().is_ok());
+        s.env
+            .insert("K".into(), "v".repeat(MAX_ENV_ENTRY_BYTES - 2));
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.code(), "E_INVALID_ARGUMENT");
+        assert!(e.to_string().contains("env[\"K\"]") && e.to_string().contains("131072"));
+        assert!(!e.to_string().contains("vvvv"));
+        let mut s = spec();
+        for i in 0..9 {
+            s.env.insert(format!("V{i}"), "v".repeat(120 * 1024));
+        }
+        assert_eq!(field(s), "env");
+        let mut s = spec();
+        s.labels.insert("big".into(), "x".repeat(MAX_LABELS_BYTES));
+        assert_eq!(field(s), "labels");
+        let mut s = spec();
+        s.labels
+            .insert("fits".into(), "x".repeat(MAX_LABELS_BYTES - 4));
+        assert!(s.validate().is_ok());
         assert_eq!(
             field(CreateSpec {
                 work_dir: Some("rel".into()),
