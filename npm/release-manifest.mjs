@@ -1,7 +1,7 @@
 // The root package.json as napi-rs publishes it. `napi pre-publish` (the `prepublishOnly`
 // script) adds one optional dependency per `napi.targets` entry at release time, so that
 // `npm ci` works here before the platform packages exist on the registry; this script writes
-// the same `optionalDependencies` into a packed copy of the root (.ci/steps/60-consumer.sh),
+// the same `optionalDependencies` into a packed copy of the root (.ci/jobs/consumer.sh),
 // after checking that every npm/<target>/package.json describes its target (name, version,
 // os, cpu, libc, main, files, engines).
 // Usage: node npm/release-manifest.mjs <package.json to rewrite>

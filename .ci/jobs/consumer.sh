@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The package as users get it: `npm pack` of @berth/core and of @berth/core-linux-x64-gnu (the
-# binary from the build in 50-test (npm run test:all builds) placed in npm/linux-x64-gnu/, as napi-rs lays it out; the root with the
+# binary from the build in 50-test (npm run test:all builds; this job runs from 55-test-podman.sh) placed in npm/linux-x64-gnu/, as napi-rs lays it out; the root with the
 # optionalDependencies it is published with), a fresh copy of
 # the TypeScript project __test__/consumer/ in a temp dir that installs both tarballs (never the
 # source tree), `tsc --noEmit` over all three entry points from ESM and CJS files, and its own
