@@ -17,11 +17,11 @@ const OOM_READ_TIMEOUT_MS: u64 = 10_000;
 /// At most this many bytes of the cgroup file are read (it is a few short lines).
 const OOM_READ_MAX_BYTES: usize = 4096;
 /// How often, and how many times, a command whose channel was lost looks again for the
-/// container's death while it still looks alive (30 × 100 ms): a forced removal kills the
+/// container's death while it still looks alive (15 × 100 ms): a forced removal kills the
 /// helper first and the engine reports the container running for a moment after (measured
-/// on Docker 20.10: about 150 ms until `removing`; Podman 4.3 under load took over 1.5 s).
+/// on Docker 20.10: about 150 ms until `removing`).
 const LOST_CHANNEL_POLL_MS: u64 = 100;
-const LOST_CHANNEL_POLLS: u32 = 30;
+const LOST_CHANNEL_POLLS: u32 = 15;
 
 impl Session {
     /// Why this session's container is dead, or `None` when it is not: it runs (or is
@@ -86,9 +86,8 @@ impl Session {
     ///
     /// A command whose channel was lost (`E_ENGINE`, operation `command channel`) looks again
     /// for a while ([`LOST_CHANNEL_POLLS`] × [`LOST_CHANNEL_POLL_MS`]) while the container
-    /// still looks alive or its inspect fails with an engine answer (mid-removal):
-    /// its helper is killed before the engine reports the container stopping or removed, so
-    /// the first look is too early.
+    /// still looks alive: its helper is killed before the engine reports the container
+    /// stopping or removed, so the first look is too early.
     pub(crate) async fn explain(&self, engine: &Engine, e: Error) -> Error {
         if !matches!(
             e.first(),
@@ -102,9 +101,7 @@ impl Session {
         for i in 0..polls {
             match self.death(engine).await {
                 Ok(Some(d)) => return self.dead(d),
-                // Alive, or an engine answer that failed the inspect (mid-removal): look again.
-                // Anything else (the caller's abort or deadline, no engine) ends the looking.
-                Ok(None) | Err(Error::Engine { .. }) if i + 1 < polls => {
+                Ok(None) if i + 1 < polls => {
                     tokio::time::sleep(std::time::Duration::from_millis(LOST_CHANNEL_POLL_MS))
                         .await;
                 }
