@@ -191,7 +191,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
       // The harness's own options, checked before any engine call (unknown keys pass: a newer
       // harness may add some). The create spec was checked when the provider was made.
       expectOptionalObject(opts, 'options');
-      const { sessionId, abortSignal, onFirstCreate, identity } = opts ?? {};
+      const { sessionId, abortSignal, onFirstCreate, identity } = opts;
       expectOptionalString(sessionId, 'sessionId', { wellFormed: false });
       expectOptionalSignal(abortSignal, 'abortSignal');
       expectOptionalFunction(onFirstCreate, 'onFirstCreate');
