@@ -292,6 +292,37 @@ engineSuite('files as the session user', () => {
       expect(outcomes.old).toBeGreaterThan(0);
     },
   );
+
+  // The window the loop above hits only by chance under load: the engine answered the upload,
+  // the rename's exec is not started yet, and the abort drops the call there.
+  test('an abort between the upload and its rename (root) leaves the old file and no temp file', { timeout: 120_000 }, async () => {
+    const proxy = await startEngineProxy({ target: testSocketPath() });
+    const { resumeSession } = await import('../../index.mjs');
+    const s = await resumeSession({ sessionId: root.sessionId, socketPath: proxy.socketPath });
+    const path = '/tmp/between.bin';
+    const oldData = randomBytes(MIB);
+    try {
+      await s.writeFile(path, oldData);
+      const upload = proxy.hold(request('PUT', /^\/containers\/[^/]+\/archive/));
+      const ac = new AbortController();
+      const outcome = s.writeFile(path, randomBytes(8 * MIB), { abortSignal: ac.signal }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await upload.arrived;
+      const rename = proxy.hold(request('POST', /^\/containers\/[^/]+\/exec$/));
+      upload.release();
+      await rename.arrived;
+      ac.abort();
+      expect(AbortedError.isInstance(await outcome)).toBe(true);
+      rename.release();
+      expect((await asRoot(s.id, `sha256sum ${path}`)).split(' ')[0]).toBe(sha(oldData));
+      expect(await tempFilesIn(s.id, '/tmp')).toEqual([]);
+    } finally {
+      await s.release();
+      await proxy.close();
+    }
+  });
 });
 
 engineSuite('no host escape by default', () => {

@@ -31,6 +31,7 @@ use crate::exec::stream::{self, ExecProcess, Stdin, Which};
 use crate::exec::{self, ExecOptions};
 use crate::files::fallback::{argv, failed};
 use crate::files::no_space;
+use crate::files::temp::TempFile;
 use crate::model::errors::{Error, Result};
 
 /// Exit codes the scripts use for their answers.
@@ -274,6 +275,9 @@ pub(crate) async fn write(
     cancel: &CancellationToken,
 ) -> Result<()> {
     let temp = temp_name();
+    // A failure, or the caller's abort dropping this future, removes it by name; a script that
+    // ran to its end removed it itself or renamed it into place.
+    let guard = TempFile::new(engine, id, name, temp_path(path, &temp), None);
     let mode_arg = mode.map(|m| format!("{m:o}")).unwrap_or_else(|| "-".into());
     let stdin = match data {
         Source::Bytes(b) => Stdin::Bytes(b),
@@ -296,13 +300,8 @@ pub(crate) async fn write(
         Ok::<_, Error>((code, stderr))
     }
     .await;
-    let (code, stderr) = match result {
-        Ok(r) => r,
-        Err(e) => {
-            cleanup(engine, id, name, temp_path(path, &temp), None);
-            return Err(e);
-        }
-    };
+    let (code, stderr) = result?;
+    guard.placed();
     match code {
         0 => Ok(()),
         IS_DIR => Err(Error::invalid("path", format!("`{path}` is a directory"))),

@@ -20,6 +20,7 @@ use crate::exec::{self, ExecOptions};
 use crate::files::as_user;
 use crate::files::context::Target;
 use crate::files::no_space;
+use crate::files::temp::TempFile;
 use crate::model::errors::{Error, Result};
 
 /// Creates the missing parents of `$1` (mode 0755, owned by `$2`), then writes stdin (`$5`
@@ -149,7 +150,13 @@ pub(crate) async fn write(
     cancel: &CancellationToken,
 ) -> Result<()> {
     let mode = mode.map(|m| format!("{m:o}")).unwrap_or_else(|| "-".into());
-    let temp = as_user::temp_path(path, &as_user::temp_name());
+    let temp = TempFile::new(
+        t.engine,
+        t.id,
+        t.name,
+        as_user::temp_path(path, &as_user::temp_name()),
+        Some("0"),
+    );
     let stdin = match data {
         Source::Bytes(b) => Stdin::Bytes(b),
         Source::File(f) => Stdin::File(f),
@@ -161,7 +168,7 @@ pub(crate) async fn write(
             t.name,
             &argv(
                 WRITE_SCRIPT,
-                &[path, owner, &mode, &temp, &size.to_string()],
+                &[path, owner, &mode, temp.path(), &size.to_string()],
             ),
             &as_root(),
             stdin,
@@ -177,9 +184,10 @@ pub(crate) async fn write(
             code => no_space::classify(Err(failed("write file", path, code, &stderr)), path, size),
         }
     };
+    // A failure, or the caller's abort dropping this future, drops `temp` (removed by name).
     let r = run.await;
-    if r.is_err() {
-        as_user::cleanup(t.engine, t.id, t.name, temp, Some("0"));
+    if r.is_ok() {
+        temp.placed();
     }
     r
 }
@@ -192,7 +200,7 @@ pub(crate) async fn rename(
     engine: &Engine,
     id: &str,
     name: &str,
-    temp: &str,
+    temp: TempFile,
     path: &str,
     size: u64,
     keep_mode: bool,
@@ -202,23 +210,25 @@ pub(crate) async fn rename(
         engine,
         id,
         name,
-        &argv(RENAME_SCRIPT, &[temp, path, keep, &size.to_string()]),
+        &argv(RENAME_SCRIPT, &[temp.path(), path, keep, &size.to_string()]),
         &as_root(),
         &CancellationToken::new(),
     )
     .await;
+    // Renamed into place: nothing left to remove. Any other way out (a failure, the caller's
+    // abort or deadline dropping this future) drops `temp`, which removes it by name.
     match r {
-        Ok(out) if out.exit_code == 0 => Ok(()),
+        Ok(out) if out.exit_code == 0 => {
+            temp.placed();
+            Ok(())
+        }
         Ok(out) if out.exit_code == 15 => Err(no_space::short(path, size)),
         Ok(out) => no_space::classify(
             Err(failed("write file", path, out.exit_code, &out.stderr)),
             path,
             size,
         ),
-        Err(e) => {
-            as_user::cleanup(engine, id, name, temp.to_string(), Some("0"));
-            Err(e)
-        }
+        Err(e) => Err(e),
     }
 }
 

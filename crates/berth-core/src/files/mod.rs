@@ -81,6 +81,7 @@ pub(crate) mod context;
 pub(crate) mod fallback;
 pub(crate) mod no_space;
 pub(crate) mod spool;
+pub(crate) mod temp;
 pub(crate) mod upload;
 pub(crate) mod writer;
 
@@ -97,6 +98,7 @@ use crate::files::archive::{Head, Owner, Stat};
 use crate::files::context::{gone, FsContext, Target};
 use crate::files::fallback::Source;
 pub use crate::files::spool::Spool;
+use crate::files::temp::TempFile;
 use crate::model::errors::{Error, Result};
 
 /// Mode of a written file unless the caller gives one.
@@ -552,17 +554,19 @@ pub(crate) async fn write(
             uid: ctx.uid,
             gid: ctx.gid,
         };
-        let temp = ctx
-            .shell
-            .then(|| as_user::temp_path(&path, &as_user::temp_name()));
-        let upload_path = temp.clone().unwrap_or_else(|| path.clone());
+        // Removed on every way out but a rename into place: an error, or the caller's abort or
+        // deadline dropping this future (the upload task also removes it once the engine has
+        // answered an upload nobody waits for).
+        let temp = ctx.shell.then(|| {
+            let tp = as_user::temp_path(&path, &as_user::temp_name());
+            TempFile::new(t.engine, t.id, t.name, tp, Some("0"))
+        });
+        let upload_path = temp
+            .as_ref()
+            .map_or_else(|| path.clone(), |tp| tp.path().to_string());
         let file_mode = mode.unwrap_or(DEFAULT_FILE_MODE);
         let prefix = archive::tar_prefix(&dirs, &upload_path, size, file_mode, owner)?;
-        let drop_temp = || {
-            if let Some(tp) = &temp {
-                as_user::cleanup(t.engine, t.id, t.name, tp.clone(), Some("0"));
-            }
-        };
+        let temp_name = temp.as_ref().map(|tp| tp.path().to_string());
         let upload = match &mut data {
             Data::Bytes(b) => {
                 let chunks: Vec<std::io::Result<Bytes>> = (0..b.len())
@@ -570,25 +574,16 @@ pub(crate) async fn write(
                     .map(|i| Ok(b.slice(i..(i + MEMORY_CHUNK_BYTES).min(b.len()))))
                     .collect();
                 let body = stream::iter(chunks);
-                upload::upload(t, prefix, size, body, temp.clone()).await
+                upload::upload(t, prefix, size, body, temp_name).await?
             }
             Data::Spool(s) => {
                 let body = ReaderStream::new(s.reader().await?);
-                upload::upload(t, prefix, size, body, temp.clone()).await
-            }
-        };
-        // The caller's abort or deadline: the upload task removes the temporary file once the
-        // engine answered; this removal covers an answer that arrived just as the call ended.
-        let upload = match upload {
-            Ok(answer) => answer,
-            Err(e) => {
-                drop_temp();
-                return Err(e);
+                upload::upload(t, prefix, size, body, temp_name).await?
             }
         };
         match upload {
             Ok(()) => {
-                return match &temp {
+                return match temp {
                     Some(tp) => {
                         fallback::rename(t.engine, t.id, t.name, tp, &path, size, mode.is_none())
                             .await
@@ -598,16 +593,14 @@ pub(crate) async fn write(
             }
             // The engine's extraction hit a full filesystem: its answer says so.
             Err(e) if no_space::says_no_space(&e.to_string()) => {
-                drop_temp();
                 return Err(no_space::error(&path, size, e.to_string()));
             }
             Err(e) if status(&e) == Some(404) => {
-                drop_temp();
                 container_or_gone(t).await?;
                 return Err(t.engine.error("write file", e));
             }
             Err(e) if status(&e).is_some() => {
-                drop_temp();
+                drop(temp);
                 // A refusal: fall back only when the root filesystem is read-only.
                 let c = container::inspect(t.engine, t.id)
                     .await?
@@ -622,7 +615,6 @@ pub(crate) async fn write(
                 }
             }
             Err(e) => {
-                drop_temp();
                 return Err(t.engine.error("write file", e));
             }
         }

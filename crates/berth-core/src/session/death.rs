@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::connection::Engine;
 use crate::engine::container::{inspect, Facts};
 use crate::engine::logs;
+use crate::engine::top;
 use crate::model::death::{self, Death};
 use crate::model::errors::{Error, Result};
 use crate::ownership::records;
@@ -16,12 +17,26 @@ use crate::session::Session;
 const OOM_READ_TIMEOUT_MS: u64 = 10_000;
 /// At most this many bytes of the cgroup file are read (it is a few short lines).
 const OOM_READ_MAX_BYTES: usize = 4096;
-/// How often, and how many times, a command whose channel was lost looks again for the
-/// container's death while it still looks alive (15 × 100 ms): a forced removal kills the
-/// helper first and the engine reports the container running for a moment after (measured
-/// on Docker 20.10: about 150 ms until `removing`).
+/// How often, and at most how many times, a command whose channel was lost looks again for the
+/// container's death while the engine still shows it running (50 × 100 ms): a forced removal
+/// kills the helper first, and the engine reports the container running for a moment after
+/// (about 150 ms on Docker 20.10, over 1.5 s on a loaded Podman 4.3).
 const LOST_CHANNEL_POLL_MS: u64 = 100;
-const LOST_CHANNEL_POLLS: u32 = 15;
+const LOST_CHANNEL_POLLS: u32 = 50;
+/// The looks in a row that must find the container's processes still running before a lost
+/// channel counts as the helper's alone (killed or replaced in a live container): a forced
+/// removal kills every process at once, so a torn-down container lists none.
+const LIVE_LOOKS: u32 = 3;
+
+/// What one look at the container finds.
+enum Look {
+    /// Dead, and not by berth's hand.
+    Dead(Death),
+    /// Not ended as far as the engine shows: running, paused, restarting, created.
+    NotEnded,
+    /// Ended without a death: stopped or removed by berth, or never started.
+    Settled,
+}
 
 impl Session {
     /// Why this session's container is dead, or `None` when it is not: it runs (or is
@@ -34,31 +49,46 @@ impl Session {
     /// there (berth removes them right after the container).
     /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
     pub(crate) async fn death(&self, engine: &Engine) -> Result<Option<Death>> {
+        Ok(match self.look(engine).await? {
+            Look::Dead(d) => Some(d),
+            Look::NotEnded | Look::Settled => None,
+        })
+    }
+
+    /// [`Session::death`], telling a container that has not ended from one that ended without
+    /// a death. Same requests and errors.
+    async fn look(&self, engine: &Engine) -> Result<Look> {
         let Some(c) = inspect(engine, &self.id).await? else {
-            if self.state.lock().await.is_done() {
-                return Ok(None);
-            }
-            let recs = records::of_container(engine, &self.id).await?;
-            return Ok(recs.ready.then(Death::removed_outside));
+            return self.gone_look(engine).await;
         };
         let f = Facts::from_inspect(&c);
         if f.state == "removing" {
             // Going away, and not by this handle: as good as gone (see above).
-            if self.state.lock().await.is_done() {
-                return Ok(None);
-            }
-            let recs = records::of_container(engine, &self.id).await?;
-            return Ok(recs.ready.then(Death::removed_outside));
+            return self.gone_look(engine).await;
         }
         if !matches!(f.state, "exited" | "dead") {
-            return Ok(None);
+            return Ok(Look::NotEnded);
         }
         let recs = records::of_container(engine, &self.id).await?;
         let Some(mut d) = death::classify(&f.end, recs.own_stops()) else {
-            return Ok(None);
+            return Ok(Look::Settled);
         };
         d.log_tail = logs::tail(engine, &self.id).await;
-        Ok(Some(d))
+        Ok(Look::Dead(d))
+    }
+
+    /// A container that is gone (or being removed): removed outside berth while its readiness
+    /// record is still there and this handle is not the one removing it.
+    async fn gone_look(&self, engine: &Engine) -> Result<Look> {
+        if self.state.lock().await.is_done() {
+            return Ok(Look::Settled);
+        }
+        let recs = records::of_container(engine, &self.id).await?;
+        Ok(if recs.ready {
+            Look::Dead(Death::removed_outside())
+        } else {
+            Look::Settled
+        })
     }
 
     /// `E_SESSION_DEAD` for `death`.
@@ -85,9 +115,11 @@ impl Session {
     /// itself (also when finding out fails: the first error is never replaced by a second).
     ///
     /// A command whose channel was lost (`E_ENGINE`, operation `command channel`) looks again
-    /// for a while ([`LOST_CHANNEL_POLLS`] × [`LOST_CHANNEL_POLL_MS`]) while the container
-    /// still looks alive: its helper is killed before the engine reports the container
-    /// stopping or removed, so the first look is too early.
+    /// every [`LOST_CHANNEL_POLL_MS`] while the engine still shows the container running: its
+    /// helper is killed before the engine reports the container stopping or removed, so the
+    /// first look is too early. It stops looking once the container's processes are seen
+    /// running [`LIVE_LOOKS`] times in a row (`GET /containers/{id}/top`: the helper alone was
+    /// lost, in a live container), or after [`LOST_CHANNEL_POLLS`] looks.
     pub(crate) async fn explain(&self, engine: &Engine, e: Error) -> Error {
         if !matches!(
             e.first(),
@@ -98,10 +130,20 @@ impl Session {
         let lost =
             matches!(e.first(), Error::Engine { operation, .. } if operation == "command channel");
         let polls = if lost { LOST_CHANNEL_POLLS } else { 1 };
+        let mut live = 0;
         for i in 0..polls {
-            match self.death(engine).await {
-                Ok(Some(d)) => return self.dead(d),
-                Ok(None) if i + 1 < polls => {
+            match self.look(engine).await {
+                Ok(Look::Dead(d)) => return self.dead(d),
+                Ok(Look::NotEnded) if i + 1 < polls => {
+                    let running = top::process_count(engine, &self.id)
+                        .await
+                        .ok()
+                        .flatten()
+                        .is_some_and(|n| n > 0);
+                    live = if running { live + 1 } else { 0 };
+                    if live >= LIVE_LOOKS {
+                        break;
+                    }
                     tokio::time::sleep(std::time::Duration::from_millis(LOST_CHANNEL_POLL_MS))
                         .await;
                 }
