@@ -98,15 +98,16 @@ export function hashInputs(root, kind) {
 }
 
 /**
- * Writes `kind`'s stamp after a successful build: the inputs as hashed before it (`inputs`)
- * and every output as it is now.
+ * Writes `kind`'s stamp after a successful build: the inputs as hashed before it (`inputs`),
+ * every output as it is now, and the build's command line (`command`, when given).
  * @param {string} root
  * @param {keyof typeof KINDS} kind
  * @param {Record<string, string>} inputs
+ * @param {string[]} [command]
  */
-export function writeStamp(root, kind, inputs) {
+export function writeStamp(root, kind, inputs, command) {
   const outputs = hashFiles(root, KINDS[kind].listOutputs(root));
-  const stamp = { version: 1, kind, inputs, outputs };
+  const stamp = { version: 1, kind, inputs, outputs, ...(command ? { command } : {}) };
   writeFileSync(path.join(root, KINDS[kind].stamp), `${JSON.stringify(stamp, null, 1)}\n`);
 }
 
@@ -175,8 +176,29 @@ export function checkBuild(root) {
 }
 
 /**
+ * Whether `kind`'s build in `root` is fresh (see {@link checkKind}) and was made by this same
+ * command line: building again would make the same files.
+ * @param {string} root
+ * @param {keyof typeof KINDS} kind
+ * @param {string[]} command
+ * @returns {boolean}
+ */
+export function upToDate(root, kind, command) {
+  if (checkKind(root, kind) !== null) return false;
+  try {
+    const stamp = JSON.parse(readFileSync(path.join(root, KINDS[kind].stamp), 'utf8'));
+    return JSON.stringify(stamp.command) === JSON.stringify(command);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Runs the build `program args` in `root` and, when it exits 0, stamps `kind` with the inputs as
- * they were before it started. A failed build writes no stamp. Returns the build's exit status.
+ * they were before it started and the command line. A failed build writes no stamp. A build the
+ * stamp shows fresh and made by the same command line is skipped, so nothing is rewritten (a
+ * test run of the build already in place keeps loading it: the CI runs the Docker and Podman
+ * passes side by side from one build). Returns the build's exit status (0 when skipped).
  * @param {string} root
  * @param {keyof typeof KINDS} kind
  * @param {string} program
@@ -184,11 +206,16 @@ export function checkBuild(root) {
  * @returns {number}
  */
 export function buildWithStamp(root, kind, program, args) {
+  const command = [program, ...args];
+  if (upToDate(root, kind, command)) {
+    console.log(`${kind === 'native' ? 'native module' : 'dist/'}: the build of its sources as they are (${KINDS[kind].stamp}), not rebuilt`);
+    return 0;
+  }
   const inputs = hashInputs(root, kind);
   const run = spawnSync(program, args, { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
   if (run.error) throw run.error;
   if (run.status !== 0) return run.status ?? 1;
-  writeStamp(root, kind, inputs);
+  writeStamp(root, kind, inputs, command);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The package as users get it: `npm pack` of @berth/core and of @berth/core-linux-x64-gnu (the
-# binary from the build in 50-test (npm run test:all builds; this job runs from 55-test-podman.sh) placed in npm/linux-x64-gnu/, as napi-rs lays it out; the root with the
+# binary from 45-build (this job runs from 50-test.sh once the Docker pass is done) placed in npm/linux-x64-gnu/, as napi-rs lays it out; the root with the
 # optionalDependencies it is published with), a fresh copy of
 # the TypeScript project __test__/consumer/ in a temp dir that installs both tarballs (never the
 # source tree), `tsc --noEmit` over all three entry points from ESM and CJS files, and its own
@@ -13,7 +13,7 @@ trap 'rm -rf "$WORK"' EXIT
 export BERTH_CONSUMER_RUN="ci$(date +%s)$$"
 export BERTH_CONSUMER_IMAGE=berth-test/busybox:1
 
-# The offline test image (already there after 50-test; built through the Engine API otherwise).
+# The offline test image (already there after the Docker pass; built through the Engine API otherwise).
 node __test__/helpers/test-image.mjs
 
 mkdir -p "$WORK/packs" "$WORK/platform"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Formatting, the napi-free core rule, and clippy over the workspace. (`cargo test` runs in 50-test via test:all.)
+# Formatting, the napi-free core rule, clippy over the workspace, and the test binaries compiled
+# (`cargo test` runs them in 50-test, via test:all on Docker and beside it on Podman: nothing
+# compiles there while the engine tests run).
 set -euo pipefail
 cargo fmt --all --check
 
@@ -12,3 +14,4 @@ fi
 cargo clippy --workspace --all-targets -- -D warnings
 # No import cycle between the core's top-level modules (its folders and session.rs).
 node scripts/check-layers.mjs
+cargo test --workspace --no-run

@@ -2,7 +2,7 @@
 # The API reference (docs/api/, typedoc + typedoc-plugin-markdown over the package's entry
 # points, typedoc.json): it must build without a warning (treatWarningsAsErrors, validation of
 # links, not-exported and undocumented members), and the committed docs/api/ must be exactly what
-# it generates now, so it never goes stale. Needs binding.d.ts from the build in 50-test (npm run test:all builds); no engine.
+# it generates now, so it never goes stale. Needs binding.d.ts from the build in 45-build; no engine.
 set -euo pipefail
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -145,6 +145,35 @@ describe('scripts/build-stamp.mjs', () => {
     // The stale stamp stays as it was: still stale.
     expect(checkKind(root, 'native')).toContain('changed since the build: src/lib.rs');
     expect(buildWithStamp(root, 'native', process.execPath, ['-e', ''])).toBe(0);
+    expect(checkKind(root, 'native')).toBeNull();
+  });
+
+  it('skips a build its stamp shows fresh and made by the same command; rebuilds on a change or another command', () => {
+    const root = checkout();
+    // A "build" that counts its runs and makes the same outputs each time.
+    const build = (flag: string) => [
+      '-e',
+      [
+        "const fs = require('node:fs');",
+        "fs.appendFileSync('runs.txt', 'x');",
+        "fs.writeFileSync('berth.linux-x64-gnu.node', 'native code');",
+        "fs.writeFileSync('binding.js', ''); fs.writeFileSync('binding.d.ts', '');",
+        `// ${flag}`,
+      ].join('\n'),
+    ];
+    const runs = () => (existsSync(join(root, 'runs.txt')) ? readFileSync(join(root, 'runs.txt'), 'utf8').length : 0);
+    expect(buildWithStamp(root, 'native', process.execPath, build('release'))).toBe(0);
+    expect(buildWithStamp(root, 'native', process.execPath, build('release'))).toBe(0);
+    expect(runs()).toBe(1);
+    expect(buildWithStamp(root, 'native', process.execPath, build('debug'))).toBe(0);
+    expect(runs()).toBe(2);
+    put(root, 'src/lib.rs', 'pub fn changed() {}\n');
+    expect(buildWithStamp(root, 'native', process.execPath, build('debug'))).toBe(0);
+    expect(runs()).toBe(3);
+    // An output replaced after the build: built again.
+    put(root, 'binding.js', 'tampered');
+    expect(buildWithStamp(root, 'native', process.execPath, build('debug'))).toBe(0);
+    expect(runs()).toBe(4);
     expect(checkKind(root, 'native')).toBeNull();
   });
 });
