@@ -17,7 +17,7 @@ import { expectOptionalOptions, expectOptionalSignal } from './validate';
 export class ExecProcess {
   readonly #native: Native.BindingExecProcess;
   readonly #detach: () => void;
-  #waited: Promise<{ exitCode: number }> | undefined;
+  #waited: Promise<{ exitCode: number; oomKilled: boolean }> | undefined;
 
   /** Standard output, chunk by chunk, as the process writes it. Errors with `E_EXEC_TIMEOUT` / `E_ABORTED`. */
   readonly stdout: ReadableStream<Uint8Array>;
@@ -34,7 +34,10 @@ export class ExecProcess {
 
   /**
    * Resolves with the exit code as the engine reports it once the process ended (a killed
-   * process reports its signal's code, e.g. 143). Any number of calls share one answer.
+   * process reports its signal's code, e.g. 143), and whether the session's memory limit had
+   * the OOM killer end it (`oomKilled`: exit code 137 and a new OOM kill counted in the
+   * container's cgroup, one more command run only after a 137). Any number of calls share one
+   * answer.
    *
    * @throws ExecTimeoutError `E_EXEC_TIMEOUT` past `timeoutMs` (the tree is killed right after, in the background; `details.stdout`/`stderr` hold the last 64 KiB).
    * @throws AbortedError `E_ABORTED` when the `abortSignal` fired; same cleanup and details.
@@ -42,9 +45,11 @@ export class ExecProcess {
   wait(): Promise<{
     /** The exit code as the engine reports it (a killed process: its signal's code, e.g. 143). */
     exitCode: number;
+    /** True when the memory limit's OOM killer ended it (not a bare 137). */
+    oomKilled: boolean;
   }> {
     this.#waited ??= callNative(() => this.#native.wait())
-      .then((exitCode) => ({ exitCode }))
+      .then(({ exitCode, oomKilled }) => ({ exitCode, oomKilled }))
       .finally(this.#detach);
     return this.#waited;
   }

@@ -773,6 +773,8 @@ export interface ExecTextResult {
   stderr: string;
   /** True when output past `maxBufferBytes` (or the process-wide budget) was dropped. */
   truncated: boolean;
+  /** True when the memory limit's OOM killer ended the process (as {@link ExecResult.oomKilled}). */
+  oomKilled: boolean;
 }
 
 /** Outbound network access of a session container (see `Session.setNetworkPolicy`). */

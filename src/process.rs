@@ -9,20 +9,36 @@ use napi_derive::napi;
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use berth_core::Error;
-use berth_core::{ExecProcess, Which};
+use berth_core::{ExecProcess, Session, Which};
+use tokio_util::sync::CancellationToken;
 
 /// A running exec from `BindingSession.spawn`. Pull `stdout`/`stderr` chunks with `read`;
 /// the process is held back (not buffered) while nobody reads.
 #[napi]
 pub struct BindingExecProcess {
     inner: Arc<ExecProcess>,
+    /// The session it runs in: asked after an exit code 137 whether the OOM killer ended it.
+    session: Arc<Session>,
 }
 
 impl BindingExecProcess {
-    /// Wraps a core process.
-    pub fn new(p: ExecProcess) -> Self {
-        BindingExecProcess { inner: Arc::new(p) }
+    /// Wraps a core process of `session`.
+    pub fn new(p: ExecProcess, session: Arc<Session>) -> Self {
+        BindingExecProcess {
+            inner: Arc::new(p),
+            session,
+        }
     }
+}
+
+/// How a spawned process ended (`BindingExecProcess.wait`).
+#[napi(object, object_from_js = false)]
+pub struct BindingExit {
+    /// Exit code, as the engine reports it.
+    pub exit_code: i64,
+    /// Whether the memory limit's OOM killer ended it: exit code 137 and a new OOM kill in the
+    /// container's cgroup (`Session::new_oom_kill` in the core: one more command, only after a 137).
+    pub oom_killed: bool,
 }
 
 fn which(stream: &str) -> napi::Result<Which> {
@@ -64,12 +80,20 @@ impl BindingExecProcess {
         })
     }
 
-    /// The exit code as the engine reports it, once the process ended. Rejects with
-    /// `E_EXEC_TIMEOUT`, `E_ABORTED` (output tails in `details`) or `E_ENGINE`.
-    #[napi(ts_return_type = "Promise<number>")]
-    pub fn wait<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, i64>> {
-        let inner = self.inner.clone();
-        env.spawn_future(async move { js(inner.wait().await) })
+    /// The exit code as the engine reports it, and whether the OOM killer ended it, once the
+    /// process ended. Errors: `ExecProcess::wait` in the core.
+    #[napi(ts_return_type = "Promise<BindingExit>")]
+    pub fn wait<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, BindingExit>> {
+        let (inner, session) = (self.inner.clone(), self.session.clone());
+        env.spawn_future(async move {
+            let exit_code = js(inner.wait().await)?;
+            let oom_killed =
+                exit_code == 137 && session.new_oom_kill(&CancellationToken::new()).await;
+            Ok(BindingExit {
+                exit_code,
+                oom_killed,
+            })
+        })
     }
 
     /// Kills the process and its children in the container, and resolves once it ended and

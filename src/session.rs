@@ -323,7 +323,8 @@ impl BindingSession {
         let cancel = token_of(token);
         env.spawn_future(async move {
             let opts = js(opts)?.unwrap_or_default();
-            js(inner.spawn(&argv, &opts, cancel).await).map(BindingExecProcess::new)
+            let p = js(inner.spawn(&argv, &opts, cancel).await)?;
+            Ok(BindingExecProcess::new(p, inner))
         })
     }
 

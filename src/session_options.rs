@@ -79,6 +79,8 @@ pub struct BindingExecTextResult {
     pub stderr: LossyText,
     /// Whether output went past `maxBufferBytes` (or the process-wide budget) and was cut.
     pub truncated: bool,
+    /// Whether the memory limit's OOM killer ended it, as `BindingExecResult::oom_killed`.
+    pub oom_killed: bool,
 }
 
 /// Output bytes that become a JavaScript string as they cross: the engine's bytes go to
@@ -129,6 +131,7 @@ impl From<ExecOutput> for BindingExecTextResult {
             stdout: LossyText(o.stdout),
             stderr: LossyText(o.stderr),
             truncated: o.truncated,
+            oom_killed: o.oom_killed,
         }
     }
 }

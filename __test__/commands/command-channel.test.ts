@@ -152,7 +152,7 @@ engineSuite('command channel', () => {
     }
     const spawned = await shared.spawn(['sh', '-c', 'echo ignoring; exit 3'], { stdin: randomBytes(1024 * 1024) });
     expect((await bytes(spawned.stdout)).toString()).toBe('ignoring\n');
-    expect(await spawned.wait()).toEqual({ exitCode: 3 });
+    expect(await spawned.wait()).toEqual({ exitCode: 3, oomKilled: false });
   });
 
   test('cwd, env, a channel per user that cannot do more than its user, maxBufferBytes', async () => {
@@ -195,7 +195,7 @@ engineSuite('command channel', () => {
     await waitForProcess(shared.id, (x) => x.args.startsWith('{head}') || x.args.startsWith('head -c 8388608'));
     expect((await execIn(shared.id, ['test', '-e', '/tmp/ch-bp-done'])).exitCode).toBe(1);
     expect((await bytes(p.stdout)).length).toBe(8 * 1024 * 1024);
-    expect(await p.wait()).toEqual({ exitCode: 0 });
+    expect(await p.wait()).toEqual({ exitCode: 0, oomKilled: false });
     expect((await execIn(shared.id, ['test', '-e', '/tmp/ch-bp-done'])).exitCode).toBe(0);
   });
 
@@ -320,8 +320,8 @@ engineSuite('command channel', () => {
         out.push({ stdout: (await bytes(proc.stdout)).toString(), exit: await proc.wait() });
         return out;
       });
-      value.slice(0, 10).forEach((r, i) => expect(r).toEqual({ exitCode: i % 2, stdout: `${i}\n`, stderr: 'e\n', truncated: false }));
-      expect(value[10]).toEqual({ stdout: 'spawned\n', exit: { exitCode: 6 } });
+      value.slice(0, 10).forEach((r, i) => expect(r).toEqual({ exitCode: i % 2, stdout: `${i}\n`, stderr: 'e\n', truncated: false, oomKilled: false }));
+      expect(value[10]).toEqual({ stdout: 'spawned\n', exit: { exitCode: 6, oomKilled: false } });
       expect(execCreates(requests)).toBe(0);
       // An abort kills the tree and rejects wait() (and run) with the signal's reason.
       const controller = new AbortController();
@@ -353,7 +353,7 @@ engineSuite('command channel', () => {
       expect(big.stdout.length).toBe(64 * 1024 * 1024);
       expect(big.stdout.startsWith('aaaa') && big.stdout.endsWith('aaaa')).toBe(true);
       expect(big.stderr).toBe(''); // came after the cap was full
-      expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '', truncated: false });
+      expect(await sandbox.run({ command: "printf '\\357\\273\\277bom \\377'" })).toEqual({ exitCode: 0, stdout: '\uFEFFbom \uFFFD', stderr: '', truncated: false, oomKilled: false });
       // A command of the wrong type is E_INVALID_ARGUMENT before any engine call.
       const bad = await proxy.during(async () => {
         await expectBerthError(Promise.resolve(sandbox.run({ command: 42 as unknown as string })), InvalidArgumentError);

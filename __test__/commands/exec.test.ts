@@ -114,7 +114,7 @@ engineSuite('exec', () => {
 
   test('execText answers UTF-8 text: malformed bytes as U+FFFD, a BOM kept', async () => {
     const out = await shared.execText(['sh', '-c', "printf '\\357\\273\\277h\\303\\251\\377'; printf 'e' >&2"]);
-    expect(out).toEqual({ exitCode: 0, stdout: '\ufeffh\u00e9\ufffd', stderr: 'e', truncated: false });
+    expect(out).toEqual({ exitCode: 0, stdout: '\ufeffh\u00e9\ufffd', stderr: 'e', truncated: false, oomKilled: false });
   });
 
   test('timeoutMs: E_EXEC_TIMEOUT, and a moment later no `sleep` of it is left (case 8)', async () => {

@@ -81,8 +81,8 @@ engineSuite('spawn', () => {
     expect(lines).toHaveLength(10_000);
     expect(lines.every((line, i) => line === `line ${i + 1}`)).toBe(true);
     expect(err).toBe('to err\n');
-    expect(await p.wait()).toEqual({ exitCode: 3 });
-    expect(await p.wait()).toEqual({ exitCode: 3 });
+    expect(await p.wait()).toEqual({ exitCode: 3, oomKilled: false });
+    expect(await p.wait()).toEqual({ exitCode: 3, oomKilled: false });
   });
 
   test('back-pressure: an unread stdout holds the process back; reading lets it finish', async () => {
@@ -94,7 +94,7 @@ engineSuite('spawn', () => {
     let total = 0;
     for await (const chunk of p.stdout) total += chunk.byteLength;
     expect(total).toBe(8 * 1024 * 1024);
-    expect(await p.wait()).toEqual({ exitCode: 0 });
+    expect(await p.wait()).toEqual({ exitCode: 0, oomKilled: false });
     expect((await execIn(shared.id, ['test', '-e', '/tmp/bp-done'])).exitCode).toBe(0);
   });
 
@@ -168,14 +168,14 @@ engineSuite('spawn', () => {
   test('stdin is written then closed, so cat ends; a process that never reads it still ends (case 5)', async () => {
     const cat = await shared.spawn(['cat'], { stdin: 'hello\nstdin' });
     expect(await text(cat.stdout)).toBe('hello\nstdin');
-    expect(await cat.wait()).toEqual({ exitCode: 0 });
+    expect(await cat.wait()).toEqual({ exitCode: 0, oomKilled: false });
     const ignoring = await shared.spawn(['sh', '-c', 'echo ignoring; exit 4'], { stdin: randomBytes(4 * 1024 * 1024) });
     // On the engine exec path Podman resets the connection of a process that exits with its
     // stdin unread and sometimes drops its last output (podman #7360; README, Podman): the exit
     // code stays. Over the command channel (the default) stdin is a file: the output is kept.
     if (onPodman() && process.env.BERTH_COMMAND_CHANNEL === '0') expect(['ignoring\n', '']).toContain(await text(ignoring.stdout));
     else expect(await text(ignoring.stdout)).toBe('ignoring\n');
-    expect(await ignoring.wait()).toEqual({ exitCode: 4 });
+    expect(await ignoring.wait()).toEqual({ exitCode: 4, oomKilled: false });
   });
 
   test('zombies: a spawned shell that leaves an orphan; once it exits nothing is left in state Z (case 9)', async ({
@@ -185,7 +185,7 @@ engineSuite('spawn', () => {
   }) => {
     const session = track(await createSession({ sessionId, image: TEST_IMAGE, labels }));
     const p = await session.spawn(['sh', '-c', START_ORPHAN]);
-    expect(await p.wait()).toEqual({ exitCode: 0 });
+    expect(await p.wait()).toEqual({ exitCode: 0, oomKilled: false });
     const orphan = await waitForProcess(session.id, (x) => x.args.includes('/tmp/orphan-go'));
     await execIn(session.id, ['touch', '/tmp/orphan-go']);
     await waitForNoProcess(session.id, (x) => x.pid === orphan.pid);

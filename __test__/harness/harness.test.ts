@@ -91,12 +91,13 @@ engineSuite('harness provider', () => {
         stdout: '/workspace\n',
         stderr: 'hi\n',
         truncated: false,
+        oomKilled: false,
       });
       expect((await sandbox.run({ command: 'pwd', workingDirectory: '/tmp' })).stdout).toBe('/tmp\n');
 
       const proc = await sandbox.spawn({ command: 'for i in 1 2 3; do echo $i; done' });
       expect(await text(proc.stdout)).toBe('1\n2\n3\n');
-      expect(await proc.wait()).toEqual({ exitCode: 0 });
+      expect(await proc.wait()).toEqual({ exitCode: 0, oomKilled: false });
       await proc.kill();
 
       await sandbox.writeTextFile({ path: 'notes/a.txt', content: 'one\ntwo\nthree\n' });

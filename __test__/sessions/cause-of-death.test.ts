@@ -3,12 +3,15 @@
 // says `oomKilled: true`; peek, listSessions and `berth ls` show the cause; berth's own stop is
 // never taken for a death.
 import { afterAll, expect } from 'vitest';
-import { createSession, listSessions, peek, SessionDeadError, type Session } from '../../index.mjs';
+import { createSession, listSessions, peek, resumeSession, SessionDeadError, type Session } from '../../index.mjs';
+import { createDockerSandboxProvider } from '../../harness.mjs';
 import { runBerth } from '../helpers/berth-cli.js';
 import { engineRequest, inspectContainer, removeContainer } from '../helpers/engine-http.mjs';
 import { expectBerthError } from '../helpers/expect-error.js';
 import { sessionTest as test } from '../helpers/fixtures.js';
 import { expectNoRecordLeaks } from '../helpers/records.mjs';
+import { testLabels } from '../helpers/run-label.mjs';
+import { testSocketPath } from '../helpers/test-engine.mjs';
 import { TEST_IMAGE } from '../helpers/test-image.mjs';
 import { engineSuite } from '../helpers/suite.js';
 
@@ -65,6 +68,24 @@ engineSuite('cause of death', () => {
     expect(e.details.finishedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
     const seen = await peek(sessionId, engine);
     expect(seen?.death).toMatchObject({ cause, exitCode: 137 });
+  });
+
+  test('a memory hog through spawn, execText and the harness run: each says oomKilled; a plain 137 does not', async ({ sessionId }) => {
+    const provider = createDockerSandboxProvider({ image: TEST_IMAGE, labels: testLabels(), memoryBytes: 32 * MIB });
+    const sandbox = await provider.createSession({ sessionId });
+    try {
+      const hog = HOG.join(' ');
+      expect(await sandbox.run({ command: hog })).toMatchObject({ exitCode: 137, oomKilled: true });
+      expect(await sandbox.run({ command: 'kill -9 $$' })).toMatchObject({ exitCode: 137, oomKilled: false });
+      expect(await (await sandbox.spawn({ command: hog })).wait()).toEqual({ exitCode: 137, oomKilled: true });
+      expect(await (await sandbox.spawn({ command: 'kill -9 $$' })).wait()).toEqual({ exitCode: 137, oomKilled: false });
+      const session = await resumeSession({ sessionId, socketPath: testSocketPath() });
+      expect(await session.execText(HOG)).toMatchObject({ exitCode: 137, oomKilled: true });
+      expect(await session.execText(['true'])).toMatchObject({ exitCode: 0, oomKilled: false });
+      await session.release();
+    } finally {
+      await sandbox.destroy();
+    }
   });
 
   test('killed from outside (the engine kill): killed, shown by listSessions and berth ls', async ({ engine, sessionId, labels, track, session }) => {

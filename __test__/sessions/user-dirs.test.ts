@@ -120,7 +120,7 @@ engineSuite('user directories at create', () => {
     try {
       await sandbox.writeTextFile({ path: 'rel.txt', content: 'relative\n' });
       expect(await sandbox.readTextFile({ path: '/workspace/rel.txt' })).toBe('relative\n');
-      expect(await sandbox.run({ command: 'touch a && id -u && ls' })).toEqual({ exitCode: 0, stdout: '1000\na\nrel.txt\n', stderr: '', truncated: false });
+      expect(await sandbox.run({ command: 'touch a && id -u && ls' })).toEqual({ exitCode: 0, stdout: '1000\na\nrel.txt\n', stderr: '', truncated: false, oomKilled: false });
     } finally {
       await sandbox.destroy();
     }

@@ -136,6 +136,12 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     stderr: string;
     /** True when the output was cut at `maxOutputBytes` (or the process-wide buffer budget). */
     truncated: boolean;
+    /**
+     * True when the session's memory limit (`memoryBytes`) had the OOM killer end the command:
+     * exit code 137 and a new OOM kill counted in the container's cgroup (one extra command,
+     * run only after a 137), not a bare 137.
+     */
+    oomKilled: boolean;
   }> => {
     const { command, cwd, env, abortSignal } = this.#commandOptions(options);
     try {
@@ -150,6 +156,7 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
         stdout: result.stdout,
         stderr: result.stderr,
         truncated: result.truncated,
+        oomKilled: result.oomKilled,
       };
     } catch (error) {
       throw abortReason(error, options.abortSignal);

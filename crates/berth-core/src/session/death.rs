@@ -159,7 +159,7 @@ impl Session {
     /// or `memory/memory.oom_control` (cgroup v1) under `/sys/fs/cgroup`, the kernel's files
     /// for the container's own cgroup; at most [`OOM_READ_MAX_BYTES`] read, within
     /// [`OOM_READ_TIMEOUT_MS`] and `cancel`. Best effort: `false` when it cannot be read.
-    pub(crate) async fn new_oom_kill(&self, cancel: &CancellationToken) -> bool {
+    pub async fn new_oom_kill(&self, cancel: &CancellationToken) -> bool {
         let argv: Vec<String> = [
             "sh",
             "-c",
