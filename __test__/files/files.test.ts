@@ -179,6 +179,21 @@ engineSuite('files', () => {
     expect(left.stdout.trim()).toBe('0');
   });
 
+  test('a write never replaces a device, a FIFO, or a directory behind a link (archive and exec paths, as the user\'s path refuses them)', async () => {
+    const made = await execIn(shared.id, [
+      'sh',
+      '-c',
+      'mkfifo /tmp/wfifo /dev/shm/wfifo && ln -sf /tmp/wfifo /tmp/to-fifo && mkdir -p /tmp/a-dir && ln -sfn /tmp/a-dir /tmp/to-dir',
+    ]);
+    expect(made.exitCode).toBe(0);
+    for (const path of ['/dev/null', '/tmp/wfifo', '/dev/shm/wfifo', '/tmp/to-fifo', '/tmp/to-dir']) {
+      const error = await expectBerthError(shared.writeFile(path, 'x'), InvalidArgumentError);
+      expect(error.details).toMatchObject({ field: 'path' });
+    }
+    const kinds = await execIn(shared.id, ['sh', '-c', 'stat -c %F /dev/null /tmp/wfifo /dev/shm/wfifo /tmp/a-dir; ls -A /tmp/a-dir | wc -l']);
+    expect(kinds.stdout.trim().split('\n').map((l) => l.trim())).toEqual(['character special file', 'fifo', 'fifo', 'directory', '0']);
+  });
+
   test('read-only root filesystem: tmpfs paths are written through exec; the root as the engine decides', async ({
     sessionId,
     labels,

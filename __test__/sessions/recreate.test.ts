@@ -169,6 +169,12 @@ engineSuite('recreateSession', () => {
         return (await replacementRecords(created.id)).some((r) => r.startsWith('berth-replaced-'));
       });
       expect(await recreator.kill('SIGKILL')).toMatchObject({ signal: 'SIGKILL' });
+      if (point === 'after-rename') {
+        // The recreation's stop of the old container is berth's own (a stop record): a handle on
+        // it is told the container is stopped, never that it died.
+        const e = await holder.exec(['true']).catch((error: unknown) => error);
+        expect((e as { code?: string }).code).toBe('E_ENGINE');
+      }
 
       let survivorId: string;
       if (next === 'resume') {

@@ -28,6 +28,9 @@ const TAR_TRAILER_BYTES: usize = 2 * TAR_BLOCK_BYTES;
 /// Go's `os.ModeDir` and `os.ModeSymlink` bits in the engine's path stat.
 const GO_MODE_DIR: u32 = 1 << 31;
 const GO_MODE_SYMLINK: u32 = 1 << 27;
+/// Go's `ModeDevice | ModeNamedPipe | ModeSocket | ModeCharDevice | ModeIrregular`: not a
+/// regular file.
+const GO_MODE_SPECIAL: u32 = (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19);
 
 /// What the first tar entry of a download is.
 #[derive(Debug)]
@@ -161,7 +164,9 @@ pub(crate) enum Stat {
     Dir,
     /// A symbolic link; the engine's resolved target, when it gave one.
     Symlink(String),
-    /// Anything else (a file).
+    /// A device, a named pipe, a socket or another file that is not regular.
+    Special,
+    /// Anything else (a regular file).
     Other,
 }
 
@@ -176,6 +181,7 @@ pub(crate) async fn stat_with_mode(engine: &Engine, id: &str, path: &str) -> Res
     let stat = match crate::engine::archive::head(engine, id, path).await? {
         Ok(s) if s.file_mode & GO_MODE_SYMLINK != 0 => (Stat::Symlink(s.link_target), 0),
         Ok(s) if s.file_mode & GO_MODE_DIR != 0 => (Stat::Dir, go_permissions(s.file_mode)),
+        Ok(s) if s.file_mode & GO_MODE_SPECIAL != 0 => (Stat::Special, go_permissions(s.file_mode)),
         Ok(s) => (Stat::Other, go_permissions(s.file_mode)),
         Err(e) if status(&e) == Some(404) => (Stat::Absent, 0),
         Err(e) => return Err(engine.error("stat path", e)),

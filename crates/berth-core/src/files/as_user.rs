@@ -36,10 +36,10 @@ use crate::model::errors::{Error, Result};
 
 /// Exit codes the scripts use for their answers.
 const ABSENT: i64 = 10;
-const IS_DIR: i64 = 11;
+pub(crate) const IS_DIR: i64 = 11;
 const DENIED: i64 = 12;
 const NOT_DIR: i64 = 13;
-const SPECIAL: i64 = 14;
+pub(crate) const SPECIAL: i64 = 14;
 const SHORT: i64 = 15;
 
 /// Checks `$1` as the user, opens it once on descriptor 3 and checks through the descriptor

@@ -26,7 +26,8 @@ use crate::model::errors::{Error, Result};
 /// Creates the missing parents of `$1` (mode 0755, owned by `$2`), then writes stdin (`$5`
 /// bytes) to the temporary `$4` in the same directory and renames it over `$1`: a new file
 /// owned by `$2` with mode `$3` (`-`: 0644), an existing one keeping its owner and (`-`) mode.
-/// The temporary file is removed on any failure. Existing parents are not touched. When the
+/// The temporary file is removed on any failure. Existing parents are not touched; a directory
+/// at `$1` exits 11, a device, pipe or socket 14 (never replaced by a file). When the
 /// rename fails and `$1` is itself a mount point (`berth_mnt`), the temporary file is copied
 /// over it in place (its inode, owner and, unless `$3` gives one, mode kept).
 const WRITE_SCRIPT: &str = concat!(
@@ -34,6 +35,8 @@ const WRITE_SCRIPT: &str = concat!(
     r#"p=$1; o=$2; m=$3; t=$4; n=$5; k=$3
 trap 'rm -f "$t"' EXIT; trap 'exit 1' HUP INT TERM PIPE
 if [ -L "$p" ]; then p=$(readlink -f "$p") || exit 1; fi
+[ ! -d "$p" ] || exit 11
+[ ! -e "$p" ] || [ -f "$p" ] || exit 14
 d=${p%/*}
 set --
 while [ -n "$d" ] && [ ! -e "$d" ]; do set -- "$d" "$@"; d=${d%/*}; done
@@ -179,6 +182,11 @@ pub(crate) async fn write(
         let stderr = drain_stderr(&p).await;
         match p.wait().await? {
             0 => Ok(()),
+            as_user::IS_DIR => Err(Error::invalid("path", format!("`{path}` is a directory"))),
+            as_user::SPECIAL => Err(Error::invalid(
+                "path",
+                format!("`{path}` is not a regular file"),
+            )),
             15 if cancel.is_cancelled() => Err(Error::aborted("writeFile")),
             15 => Err(no_space::short(path, size)),
             code => no_space::classify(Err(failed("write file", path, code, &stderr)), path, size),

@@ -538,12 +538,25 @@ pub(crate) async fn write(
         .await;
     }
     if !ctx.needs_exec(&path) {
-        match archive::stat(t.engine, t.id, &path).await? {
-            Stat::Dir => return Err(Error::invalid("path", format!("`{path}` is a directory"))),
-            Stat::Symlink(target) => {
-                if let Some(resolved) = resolve_link(&path, &target) {
-                    path = resolved;
+        let mut stat = archive::stat(t.engine, t.id, &path).await?;
+        if let Stat::Symlink(target) = &stat {
+            if let Some(resolved) = resolve_link(&path, target) {
+                path = resolved;
+                // What the link points at is what gets replaced: looked at too.
+                if !ctx.needs_exec(&path) {
+                    stat = archive::stat(t.engine, t.id, &path).await?;
                 }
+            }
+        }
+        match stat {
+            Stat::Dir => return Err(Error::invalid("path", format!("`{path}` is a directory"))),
+            // A device, pipe or socket is never replaced by a regular file (as the user's
+            // path refuses it too).
+            Stat::Special => {
+                return Err(Error::invalid(
+                    "path",
+                    format!("`{path}` is not a regular file"),
+                ))
             }
             _ => {}
         }
@@ -635,7 +648,7 @@ async fn missing_parents(t: Target<'_>, path: &str) -> Result<Vec<String>> {
         match archive::stat(t.engine, t.id, cur).await? {
             Stat::Absent => dirs.push(cur.to_string()),
             Stat::Dir | Stat::Symlink(_) => break,
-            Stat::Other => {
+            Stat::Other | Stat::Special => {
                 return Err(Error::invalid(
                     "path",
                     format!("parent `{cur}` is not a directory"),

@@ -4,7 +4,8 @@
 //! Engine calls, in order: `GET /containers/{name}/json`, `GET /volumes?filters=...`
 //! (records), `GET /images/{image}/json` (and a pull when missing), `POST /volumes/create`
 //! (the lock `berth-replace-<old id>`; a duty claim with `take_over`),
-//! `POST /containers/{old id}/rename`, `POST /containers/{old id}/stop`,
+//! `POST /containers/{old id}/rename`, `POST /volumes/create` (a stop record: berth's own
+//! stop, never taken for a death), `POST /containers/{old id}/stop`,
 //! `POST /containers/create?name=<name>`, `POST /containers/{new id}/start`, setup execs,
 //! the readiness and holder records, verify's checks, `POST /volumes/create` (the commit mark
 //! `berth-replaced-<old id>`), then `DELETE /containers/{old id}?force=true&v=true`.
@@ -264,6 +265,9 @@ async fn replace(
     let mut new_id: Option<String> = None;
     let attempt = async {
         replacement::rename(engine, old_id, &lock.aside).await?;
+        // berth's own stop, recorded first: a handle on the old container (another process's)
+        // never takes it for a death (see `crate::ownership::stops`).
+        crate::ownership::stops::record(engine, old_id, &old.labels()).await?;
         stop_by_id(engine, old_id, OLD_STOP_TIMEOUT_MS).await?;
         test_pause("after-rename").await;
         if cancel.is_cancelled() {
