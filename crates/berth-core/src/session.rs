@@ -434,13 +434,16 @@ impl Session {
     /// Right before the `POST` the handle's running commands are given up, as by
     /// [`Session::remove`]: a spawned process whose output is unread settles with `E_ENGINE`
     /// (one that is read to its end settles with its exit code, as the stop ends it).
-    /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// `timeout_ms` (the grace period before SIGKILL) is checked first, with no engine call:
+    /// 0 to 2147483647 (2^31 - 1, the engine takes whole seconds as a 32-bit integer).
+    /// Errors: `E_INVALID_ARGUMENT` (`timeoutMs`), `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn stop(
         &self,
         force: bool,
         timeout_ms: Option<u64>,
         cancel: &CancellationToken,
     ) -> Result<StopOutcome> {
+        validate_stop_timeout(timeout_ms)?;
         let engine = self.engine.within(cancel, "stop");
         engine
             .step(self.stop_within(&engine, force, timeout_ms))
@@ -897,5 +900,36 @@ impl Session {
         let engine = self.engine.within(cancel, "commitTemplate");
         let r = engine.step(templates::commit(&engine, &self.id, key)).await;
         self.explained(&engine, r).await
+    }
+}
+
+/// The longest grace period of [`Session::stop`], in milliseconds: 2^31 - 1 (the engine takes
+/// it in whole seconds as a 32-bit integer).
+pub(crate) const MAX_STOP_TIMEOUT_MS: u64 = i32::MAX as u64;
+
+/// The rule of [`Session::stop`]'s `timeout_ms`: 0 to [`MAX_STOP_TIMEOUT_MS`].
+fn validate_stop_timeout(timeout_ms: Option<u64>) -> Result<()> {
+    if timeout_ms.is_some_and(|t| t > MAX_STOP_TIMEOUT_MS) {
+        return Err(Error::invalid(
+            "timeoutMs",
+            format!("must be a whole number of milliseconds from 0 to {MAX_STOP_TIMEOUT_MS}"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod stop_timeout_tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_grace_period_is_checked_at_and_above_its_bound() {
+        for t in [None, Some(0), Some(10_000), Some(MAX_STOP_TIMEOUT_MS)] {
+            assert!(validate_stop_timeout(t).is_ok(), "{t:?}");
+        }
+        for t in [MAX_STOP_TIMEOUT_MS + 1, u64::MAX] {
+            let e = validate_stop_timeout(Some(t)).unwrap_err();
+            assert!(e.to_string().contains("`timeoutMs`"), "{e}");
+        }
     }
 }
