@@ -472,11 +472,16 @@ export class Session implements AsyncDisposable {
    * An owner first reads the session's records: once another process's harness resume took the
    * duty over (a handover, docs/lifetimes.md "Parked sessions and handover"), this handle acts as adopted.
    *
-   * Engine API: `GET /volumes?filters=…` (an owner), `POST /containers/{id}/stop?t=…`; when the
-   * timer fires, `GET /containers/{id}/json` and `DELETE /containers/{id}?force=1&v=1`.
+   * Engine API: `GET /volumes?filters=…` (an owner), `GET /containers/{id}/json`,
+   * `POST /volumes/create` (a stop record, so the stopped container is never reported dead),
+   * `POST /containers/{id}/stop?t=…`; when the timer fires, `GET /containers/{id}/json` and
+   * `DELETE /containers/{id}?force=1&v=1`.
    *
-   * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL), `abortSignal`
-   *   (`E_ABORTED` at once; the container may still stop, as the engine received the request).
+   * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL, 0 to 2,147,483,647),
+   *   `abortSignal` (`E_ABORTED` at once; the container may still stop, as the engine received
+   *   the request).
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
+   * @throws {BerthError} `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED` (the core's `Session::stop`).
    */
   async stop(options: StopOptions = {}): Promise<StopResult> {
     expectOptionalOptions(options, 'options', STOP_OPTION_KEYS);

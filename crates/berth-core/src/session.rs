@@ -539,6 +539,13 @@ impl Session {
     /// Runs `argv` in the container, over the command channel when it can (see
     /// [`crate::exec::channel`]), else as an engine exec; see [`exec::exec`].
     ///
+    /// Engine calls: none per command over the command channel (its helper is copied in with
+    /// `PUT /containers/{id}/archive` and started as one exec per user, `POST /containers/{id}/exec`
+    /// and `POST /exec/{id}/start`, on first use); otherwise (an image the helper cannot run, or
+    /// `BERTH_COMMAND_CHANNEL=0`) `POST /containers/{id}/exec`, `POST /exec/{id}/start`,
+    /// `GET /exec/{id}/json`. `opts` is checked first ([`ExecOptions::validate`]: `timeout_ms`
+    /// at least 1 ms).
+    ///
     /// Errors: `E_INVALID_ARGUMENT` (argv or options, before any engine call),
     /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id), `E_SESSION_DEAD` (it died: see `session::death`),
     /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE` (operation
@@ -613,7 +620,11 @@ impl Session {
         Ok(if dir.is_empty() { "/".into() } else { dir })
     }
 
-    /// The published host address of container port `port`/tcp; see [`ports::host_address`].
+    /// The published host address of container port `port`/tcp (`"127.0.0.1:49153"`; a remote
+    /// engine's host instead of a loopback address); see [`ports::host_address`]. `port` is
+    /// checked first: 1 to 65535, no engine call.
+    /// Engine calls: `GET /containers/{id}/json` (`NetworkSettings.Ports`), retried briefly
+    /// while the engine has not filled the mapping.
     /// Errors: `E_INVALID_ARGUMENT` (port out of range or not published),
     /// `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn host_address(&self, port: i64, cancel: &CancellationToken) -> Result<String> {
@@ -633,6 +644,13 @@ impl Session {
 
     /// Starts `argv` and streams its output, over the command channel when it can (see
     /// [`crate::exec::channel`]); see [`stream::spawn`].
+    ///
+    /// Engine calls: none per command over the command channel (its helper is copied in with
+    /// `PUT /containers/{id}/archive` and started as one exec per user, `POST /containers/{id}/exec`
+    /// and `POST /exec/{id}/start`, on first use); otherwise (an image the helper cannot run, or
+    /// `BERTH_COMMAND_CHANNEL=0`) `POST /containers/{id}/exec`, `POST /exec/{id}/start`,
+    /// `GET /exec/{id}/json`. `opts` is checked first ([`ExecOptions::validate`]: `timeout_ms`
+    /// at least 1 ms).
     ///
     /// Errors: `E_INVALID_ARGUMENT` (before any engine call), `E_SESSION_NOT_FOUND` (the
     /// container is gone), `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`. A timeout is the
@@ -701,6 +719,9 @@ impl Session {
     /// never hands out more than the size checked when the file was opened, nor more than
     /// `max_bytes` (`None`: no cap). `cancel` bounds the opening (later chunks are bounded by
     /// the reader's own cancel and the per-chunk timeout).
+    /// Engine calls: for a non-root user an exec of `sh` as the user (`POST /containers/{id}/exec`,
+    /// `POST /exec/{id}/start`); for root or [`FileAccess::Engine`],
+    /// `GET /containers/{id}/archive?path=` (an exec of `cat` on tmpfs mounts).
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
     /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
@@ -744,6 +765,11 @@ impl Session {
     /// Files up to 1 MiB go through the session's channel ([`crate::files::channel`], as the
     /// container's user) when the image can run it; others, and whatever the channel cannot
     /// read, through [`files::open`].
+    /// Engine calls: over the channel none per file (one exec of `sh` as the user,
+    /// `POST /containers/{id}/exec` and `POST /exec/{id}/start`, opened on the first file call);
+    /// otherwise, for a non-root user, an exec of `sh` (`cat`) as the user; for root or
+    /// [`FileAccess::Engine`], `GET /containers/{id}/archive?path=` (an exec of `cat` on tmpfs
+    /// mounts). `max_bytes` is whole bytes (the default is 64 MiB).
     /// `cancel` aborts it at once (`E_ABORTED`), whatever the engine does.
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
     /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`,
@@ -894,6 +920,8 @@ impl Session {
 
     /// Commits this container to the template `berth-template:<key>`; see [`templates::commit`].
     /// Returns the image id. `cancel` aborts it (`E_ABORTED`).
+    /// Engine calls: `POST /commit?container=<id>&repo=berth-template&tag=<key>&pause=true`
+    /// (the container is paused meanwhile; the image keeps its labels and env).
     /// Errors: `E_INVALID_ARGUMENT` (a bad key), `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn commit_template(&self, key: &str, cancel: &CancellationToken) -> Result<String> {
