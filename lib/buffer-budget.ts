@@ -32,7 +32,8 @@ export interface BufferBudget {
  */
 export function setBufferBudget(bytes: number): number {
   if (typeof bytes !== 'number') invalid('bytes', `expected a number, got ${typeof bytes}`);
-  expectOptionalNumber(bytes, 'bytes', { min: 0, max: Number.MAX_SAFE_INTEGER });
+  // A safe integer (JavaScript's own bound); a negative one is refused by the binding's conversion.
+  expectOptionalNumber(bytes, 'bytes');
   return callNativeSync(() => loadBinding().setBufferBudget(bytes));
 }
 

@@ -54,10 +54,10 @@ export function toNativeSpec(spec: Partial<CreateSpec>, path = ''): NativeCreate
   expectOptionalBoolean(spec.allowHostEscape, f('allowHostEscape'));
   expectOptionalBoolean(spec.localNetwork, f('localNetwork'));
   expectOptionalBoolean(spec.readOnlyRootFilesystem, f('readOnlyRootFilesystem'));
-  expectOptionalNumber(spec.memoryBytes, f('memoryBytes'), { min: 0 });
-  expectOptionalNumber(spec.cpus, f('cpus'), { min: 0, integer: false });
-  // A number here; its range (a whole number, at least 1) and message are the core's (`pids_limit`).
-  expectOptionalNumber(spec.pidsLimit, f('pidsLimit'), { min: Number.NEGATIVE_INFINITY, integer: false });
+  // Numbers here; their ranges and messages are the core's (`CreateSpec::validate`, `pids_limit`).
+  expectOptionalNumber(spec.memoryBytes, f('memoryBytes'));
+  expectOptionalNumber(spec.cpus, f('cpus'), { integer: false });
+  expectOptionalNumber(spec.pidsLimit, f('pidsLimit'), { integer: false });
   return compact({
     ...spec,
     ports: spec.ports === undefined ? undefined : ports(spec.ports, f('ports')),

@@ -27,7 +27,7 @@ export interface NativeEngineOptions {
 export function engineOptions(options: EngineOptions): NativeEngineOptions {
   const { engine, socketPath, connectTimeoutMs } = options;
   expectOptionalString(socketPath, 'socketPath');
-  expectOptionalNumber(connectTimeoutMs, 'connectTimeoutMs', { min: 1 });
+  expectOptionalNumber(connectTimeoutMs, 'connectTimeoutMs'); // its range is the core's
   return compact({ engine: checkEngine(engine), socketPath, connectTimeoutMs });
 }
 

@@ -5,7 +5,7 @@ import { engineOptions } from './engine-option';
 import { callNative } from './native-call';
 import { progressCallback, type NativePullProgress } from './pull-progress';
 import { Session } from './session';
-import { CREATE_SESSION_OPTION_KEYS, MAX_REMOVE_AFTER_STOP_MS, type CreateSessionOptions, type FileAccess } from './types';
+import { CREATE_SESSION_OPTION_KEYS, type CreateSessionOptions, type FileAccess } from './types';
 import {
   compact,
   expectFileAccess,
@@ -45,8 +45,9 @@ export function prepare(options: CreateSessionOptions): PreparedCreate {
   const { abortSignal, engine, socketPath, connectTimeoutMs, platform, onPullProgress, removeAfterStopMs, timeoutMs, files, ...spec } =
     options;
   expectString(spec.sessionId, 'sessionId', { wellFormed: false });
-  expectOptionalNumber(removeAfterStopMs, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
-  expectOptionalNumber(timeoutMs, 'timeoutMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
+  // Numbers here; their range (0 to 30 days) and message are the core's (`validate_lifetime_ms`).
+  expectOptionalNumber(removeAfterStopMs, 'removeAfterStopMs');
+  expectOptionalNumber(timeoutMs, 'timeoutMs');
   expectString(spec.image, 'image');
   expectOptionalString(platform, 'platform');
   expectOptionalSignal(abortSignal, 'abortSignal');

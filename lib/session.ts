@@ -30,7 +30,6 @@ import type {
 import {
   CALL_OPTION_KEYS,
   EXEC_OPTION_KEYS,
-  MAX_REMOVE_AFTER_STOP_MS,
   NETWORK_POLICY_KEYS,
   READ_FILE_OPTION_KEYS,
   REMOVE_OPTION_KEYS,
@@ -109,7 +108,7 @@ export class Session implements AsyncDisposable {
    */
   async setTimeout(ms: number, options: CallOptions = {}): Promise<number> {
     if (ms === undefined) expectOptionalNumber(null, 'ms');
-    expectOptionalNumber(ms, 'ms', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
+    expectOptionalNumber(ms, 'ms'); // its range (0 to 30 days) is the core's
     expectOptionalOptions(options, 'options', CALL_OPTION_KEYS);
     const signal = options.abortSignal;
     expectOptionalSignal(signal, 'abortSignal');
@@ -211,8 +210,9 @@ export class Session implements AsyncDisposable {
     expectOptionalString(cwd, 'cwd');
     expectOptionalStringRecord(env, 'env');
     expectOptionalString(user, 'user');
-    expectOptionalNumber(timeoutMs, 'timeoutMs', { min: 1 });
-    expectOptionalNumber(maxBufferBytes, 'maxBufferBytes', { min: 0, max: MAX_LENGTH });
+    expectOptionalNumber(timeoutMs, 'timeoutMs');
+    // A Buffer's maximum length is JavaScript's own bound; the rest of each range is the core's.
+    expectOptionalNumber(maxBufferBytes, 'maxBufferBytes', { max: MAX_LENGTH });
     expectOptionalSignal(abortSignal, 'abortSignal');
     return compact({ cwd, env, user, timeoutMs, maxBufferBytes, stdin: toBuffer(stdin) });
   }
@@ -246,7 +246,7 @@ export class Session implements AsyncDisposable {
     expectOptionalString(cwd, 'cwd');
     expectOptionalStringRecord(env, 'env');
     expectOptionalString(user, 'user');
-    expectOptionalNumber(timeoutMs, 'timeoutMs', { min: 1 });
+    expectOptionalNumber(timeoutMs, 'timeoutMs');
     expectOptionalSignal(abortSignal, 'abortSignal');
     const native = compact({ cwd, env, user, timeoutMs, stdin: toBuffer(stdin) });
     const { token, detach } = attachSignal(abortSignal, 'spawn');
@@ -285,7 +285,7 @@ export class Session implements AsyncDisposable {
   async readFile(path: string, options: ReadFileOptions = {}): Promise<Buffer | null> {
     expectString(path, 'path');
     expectOptionalOptions(options, 'options', READ_FILE_OPTION_KEYS);
-    expectOptionalNumber(options.maxBytes, 'maxBytes', { min: 0, max: MAX_LENGTH });
+    expectOptionalNumber(options.maxBytes, 'maxBytes', { max: MAX_LENGTH }); // a Buffer's own bound
     expectOptionalSignal(options.abortSignal, 'abortSignal');
     const { maxBytes } = options;
     return callNative(() =>
@@ -310,7 +310,7 @@ export class Session implements AsyncDisposable {
     expectString(path, 'path');
     expectOptionalOptions(options, 'options', READ_FILE_OPTION_KEYS);
     const { abortSignal, maxBytes } = options;
-    expectOptionalNumber(maxBytes, 'maxBytes', { min: 0, max: MAX_LENGTH });
+    expectOptionalNumber(maxBytes, 'maxBytes', { max: MAX_LENGTH }); // a Buffer's own bound
     expectOptionalSignal(abortSignal, 'abortSignal');
     const reader = await callNative(() =>
       withAbort(abortSignal, 'openFile', (token) => this.#native.openFile(path, maxBytes, token)),
@@ -472,16 +472,21 @@ export class Session implements AsyncDisposable {
    * An owner first reads the session's records: once another process's harness resume took the
    * duty over (a handover, docs/lifetimes.md "Parked sessions and handover"), this handle acts as adopted.
    *
-   * Engine API: `GET /volumes?filters=…` (an owner), `POST /containers/{id}/stop?t=…`; when the
-   * timer fires, `GET /containers/{id}/json` and `DELETE /containers/{id}?force=1&v=1`.
+   * Engine API: `GET /volumes?filters=…` (an owner), `GET /containers/{id}/json`,
+   * `POST /volumes/create` (a stop record, so the stopped container is never reported dead),
+   * `POST /containers/{id}/stop?t=…`; when the timer fires, `GET /containers/{id}/json` and
+   * `DELETE /containers/{id}?force=1&v=1`.
    *
-   * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL), `abortSignal`
-   *   (`E_ABORTED` at once; the container may still stop, as the engine received the request).
+   * @param options `force`, `timeoutMs` (grace period in ms before SIGKILL, 0 to 2,147,483,647),
+   *   `abortSignal` (`E_ABORTED` at once; the container may still stop, as the engine received
+   *   the request).
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for a bad option, before any engine call.
+   * @throws {BerthError} `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED` (the core's `Session::stop`).
    */
   async stop(options: StopOptions = {}): Promise<StopResult> {
     expectOptionalOptions(options, 'options', STOP_OPTION_KEYS);
     expectOptionalBoolean(options.force, 'force');
-    expectOptionalNumber(options.timeoutMs, 'timeoutMs', { min: 0 });
+    expectOptionalNumber(options.timeoutMs, 'timeoutMs');
     expectOptionalSignal(options.abortSignal, 'abortSignal');
     const native = compact({ force: options.force, timeoutMs: options.timeoutMs });
     return callNative(() => withAbort(options.abortSignal, 'stop', (token) => this.#native.stop(native, token)));
@@ -554,7 +559,7 @@ function toBuffer(value: unknown, field = 'stdin'): Buffer | undefined {
 
 function checkWriteOptions(options: WriteFileOptions): WriteFileOptions {
   expectOptionalOptions(options, 'options', WRITE_FILE_OPTION_KEYS);
-  expectOptionalNumber(options.mode, 'mode', { min: 0, max: 0o7777 });
+  expectOptionalNumber(options.mode, 'mode'); // its range (0 to 0o7777) is the core's
   expectOptionalSignal(options.abortSignal, 'abortSignal');
   return options;
 }

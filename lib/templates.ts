@@ -146,7 +146,8 @@ export async function removeTemplate(
 export async function pruneTemplates(options: PruneTemplatesOptions = {}): Promise<PruneTemplatesResult> {
   const native = nativeOptions(options, PRUNE_OPTION_KEYS);
   const age = options?.unusedForMs;
-  expectOptionalNumber(age, 'unusedForMs', { min: 0, max: Number.MAX_SAFE_INTEGER });
+  // A safe integer (JavaScript's own bound); a negative one is refused by the binding's conversion.
+  expectOptionalNumber(age, 'unusedForMs');
   const r = await callNative(() =>
     withAbort(options.abortSignal, 'pruneTemplates', (token) => loadBinding().pruneTemplates(age ?? null, native, token)),
   );

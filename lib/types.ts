@@ -31,7 +31,8 @@ export interface EngineOptions {
    * How long the engine's first answer (the first `GET /version` of an endpoint in this
    * process) may take before `E_ENGINE_UNAVAILABLE`, in milliseconds. Later requests have their
    * own per-request timeouts (docs/sessions.md "Deadlines and signals"): bound a call tighter
-   * with its `timeoutMs` or `abortSignal`. @default 10000
+   * with its `timeoutMs` or `abortSignal`. A whole number from 1 to 2,147,483,647; anything
+   * else is `E_INVALID_ARGUMENT` before any connection. @default 10000
    */
   connectTimeoutMs?: number;
 }
@@ -524,9 +525,9 @@ export interface CreateSpec {
   noNewPrivileges?: boolean;
   /** Mount the root filesystem read-only. @default false */
   readOnlyRootFilesystem?: boolean;
-  /** Memory limit in bytes. */
+  /** Memory limit in bytes: a whole number, at least 6 MiB (6,291,456, the engine's minimum). */
   memoryBytes?: number;
-  /** CPU limit in CPUs (`1.5`). */
+  /** CPU limit in CPUs (`1.5`): 0.01 to 1024 (a smaller one would round to no limit at all). */
   cpus?: number;
   /** Maximum number of processes in the container: a whole number, at least 1 (else `E_INVALID_ARGUMENT`). @default 4096 */
   pidsLimit?: number;
@@ -685,7 +686,7 @@ export interface ExecOptions {
   env?: Record<string, string>;
   /** User to run as. @default the session's */
   user?: string;
-  /** Deadline in milliseconds; past it the process tree is killed and `E_EXEC_TIMEOUT` rejects. */
+  /** Deadline in milliseconds, a whole number from 1; past it the process tree is killed and `E_EXEC_TIMEOUT` rejects. */
   timeoutMs?: number;
   /**
    * Cap on what is kept of stdout and stderr together, in bytes (whole, 0 up to Node's largest
@@ -794,7 +795,7 @@ export const NETWORK_POLICY_KEYS = optionKeys<NetworkPolicy>()(['mode']);
 export interface StopOptions extends CallOptions {
   /** Stop even an adopted session (another process's container). @default false */
   force?: boolean;
-  /** Grace period after SIGTERM before SIGKILL, in milliseconds. @default 10000 */
+  /** Grace period after SIGTERM before SIGKILL, in milliseconds: a whole number, 0 to 2,147,483,647. @default 10000 */
   timeoutMs?: number;
 }
 

@@ -64,11 +64,18 @@ export function expectOptionalBoolean(value: unknown, field: string): asserts va
   if (value !== undefined && typeof value !== 'boolean') invalid(field, `expected a boolean, got ${describe(value)}`);
 }
 
-/** `value` must be undefined or a finite number in `min..=max` (an integer when `integer`). */
+/**
+ * `value` must be undefined or a finite number (a safe integer when `integer`: JavaScript's own
+ * limit, past which a number is no longer exact). This is a type check: the product's ranges
+ * (lifetimes, limits, timeouts, modes, ports) and their messages are the native core's, and the
+ * binding refuses a number that does not fit its Rust type. `min`/`max` are only for bounds that
+ * are JavaScript's own (a Buffer's or a string's maximum length) or of an option that never
+ * reaches the core (the harness provider's output caps).
+ */
 export function expectOptionalNumber(
   value: unknown,
   field: string,
-  { min = 0, max = Number.POSITIVE_INFINITY, integer = true }: { min?: number; max?: number; integer?: boolean } = {},
+  { min = Number.NEGATIVE_INFINITY, max = Number.POSITIVE_INFINITY, integer = true }: { min?: number; max?: number; integer?: boolean } = {},
 ): asserts value is number | undefined {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isFinite(value)) invalid(field, `expected a finite number, got ${describe(value)}`);

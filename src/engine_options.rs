@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
-use berth_core::whole_number;
+use berth_core::js_integer_opt;
 use berth_core::EngineInfo;
 use berth_core::EngineOptions;
 use berth_core::EngineSelector;
@@ -106,9 +106,7 @@ pub fn engine_options(
             Either::A(name) => EngineSelector::Name(name),
             Either::B(map) => EngineSelector::PerPlatform(map.into_iter().collect()),
         }),
-        connect_timeout_ms: connect_timeout_ms
-            .map(|t| whole_number("connectTimeoutMs", t, 1, i64::from(i32::MAX)).map(|t| t as u64))
-            .transpose()?,
+        connect_timeout_ms: js_integer_opt("connectTimeoutMs", connect_timeout_ms)?,
     })
 }
 

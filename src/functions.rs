@@ -28,10 +28,9 @@ pub fn container_name(session_id: Utf16String, prefix: Option<Utf16String>) -> S
 }
 
 /// Creates a fresh session container; see the TypeScript `createSession` for the contract.
-///
-/// Engine API: `POST /containers/create`, `POST /containers/{id}/start`, execs, `POST /volumes/create`.
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_SESSION_EXISTS`,
-/// `E_SETUP_FAILED`, `E_ABORTED`, `E_ENGINE`.
+/// Converts [`berth_core::create_session`]: see it for the engine calls and errors. The numbers
+/// of `options` are converted by [`BindingCreateOptions::into_core`] (`E_INVALID_ARGUMENT` for
+/// one that does not fit its type); `token` aborts it (`E_ABORTED`).
 #[napi(
     ts_args_type = "options: BindingCreateOptions, token?: CancelToken | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
     ts_return_type = "Promise<BindingSession>"
@@ -51,12 +50,9 @@ pub fn create_session<'e>(
     })
 }
 
-/// Adopts an existing session container; see the TypeScript `resumeSession`.
-///
-/// Engine API: `GET /containers/{name}/json`, `GET /volumes?filters=...`, `GET /images/{ref}/json`
-/// (drift), `POST /volumes/create` (holder record or duty claim), `POST /containers/{id}/start|unpause`.
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND`, `E_FOREIGN_CONTAINER`,
-/// `E_SESSION_BUSY`, `E_SESSION_INCOMPLETE`, `E_SPEC_DRIFT`, `E_ABORTED`, `E_ENGINE`.
+/// Adopts an existing session container; see the TypeScript `resumeSession`. Converts
+/// [`berth_core::resume_session`]: see it for the engine calls and errors; `token` aborts it
+/// (`E_ABORTED`).
 #[napi(ts_return_type = "Promise<BindingSession>")]
 pub fn resume_session<'e>(
     env: &'e Env,
@@ -71,10 +67,8 @@ pub fn resume_session<'e>(
     })
 }
 
-/// Inspects a session without side effects; resolves `null` when absent.
-///
-/// Engine API: `GET /containers/{name}/json`, `GET /volumes/{name}`.
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// Inspects a session without side effects; resolves `null` when absent. Converts
+/// [`berth_core::peek`]: see it for the engine calls and errors.
 #[napi(ts_return_type = "Promise<BindingPeekResult | null>")]
 pub fn peek<'e>(
     env: &'e Env,
@@ -118,9 +112,7 @@ pub(super) fn sink(f: PullProgressFn) -> ProgressSink {
 }
 
 /// Makes sure an image is present, pulling it when missing; see the TypeScript `ensureImage`.
-///
-/// Engine API: `GET /images/{image}/json`, `POST /images/create?fromImage=&tag=&platform=`.
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_ENGINE`.
+/// Converts [`berth_core::ensure_image_at`]: see it for the engine calls and errors.
 #[napi(
     ts_args_type = "image: string, options?: BindingEnsureImageOptions | undefined | null, token?: CancelToken | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
     ts_return_type = "Promise<void>"
@@ -143,9 +135,8 @@ pub fn ensure_image<'e>(
     })
 }
 
-/// Describes the engine the options select; see the TypeScript `engineInfo`.
-///
-/// Engine API: `GET /version`, `GET /info`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// Describes the engine the options select; see the TypeScript `engineInfo`. Converts
+/// [`berth_core::engine_info`]: see it for the engine calls and errors.
 #[napi(ts_return_type = "Promise<BindingEngineInfo>")]
 pub fn engine_info<'e>(
     env: &'e Env,
@@ -167,7 +158,7 @@ pub fn engine_info<'e>(
 /// Errors: `E_INVALID_ARGUMENT` (not a whole number of bytes from 0).
 #[napi]
 pub fn set_buffer_budget(bytes: f64) -> napi::Result<f64> {
-    let bytes = js(berth_core::whole_number("bytes", bytes, 0, i64::MAX))? as u64;
+    let bytes: u64 = js(berth_core::js_integer("bytes", bytes))?;
     let before = berth_core::buffer_budget();
     berth_core::set_buffer_budget(bytes);
     Ok(before as f64)
@@ -189,4 +180,23 @@ pub fn buffer_budget() -> BindingBufferBudget {
         budget_bytes: berth_core::buffer_budget() as f64,
         held_bytes: berth_core::buffered_bytes() as f64,
     }
+}
+
+/// Checks a create's lifetimes without creating anything (the harness provider checks them
+/// when it is made): converts each to whole milliseconds, then the core's rule
+/// ([`berth_core::validate_lifetime_ms`]). Errors: `E_INVALID_ARGUMENT` naming the field.
+#[napi]
+pub fn check_lifetimes(
+    remove_after_stop_ms: Option<f64>,
+    timeout_ms: Option<f64>,
+) -> napi::Result<()> {
+    for (field, ms) in [
+        ("removeAfterStopMs", remove_after_stop_ms),
+        ("timeoutMs", timeout_ms),
+    ] {
+        if let Some(ms) = js(berth_core::js_integer_opt::<u64>(field, ms))? {
+            js(berth_core::validate_lifetime_ms(field, ms))?;
+        }
+    }
+    Ok(())
 }

@@ -46,11 +46,9 @@ impl BindingAdoptOptions {
 }
 
 /// Adopts the unlabelled container under the derived name when it runs `image`; the handle
-/// is `adopted` (its `remove()`/`stop()` make no engine call).
-///
-/// Engine API: `GET /containers/{name}/json`, `GET /images/{ref}/json`,
-/// `POST /containers/{id}/start|unpause`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`,
-/// `E_SESSION_NOT_FOUND`, `E_FOREIGN_CONTAINER` (berth's labels, or another image), `E_ABORTED`, `E_ENGINE`.
+/// is `adopted` (its `remove()`/`stop()` make no engine call). Converts
+/// [`berth_core::adopt_unlabelled`]: see it for the engine calls and errors; `token` aborts it
+/// (`E_ABORTED`).
 #[napi(ts_return_type = "Promise<BindingSession>")]
 pub fn adopt_unlabelled<'e>(
     env: &'e Env,

@@ -168,10 +168,9 @@ fn scope(prefix: Option<Utf16String>, labels: Option<HashMap<String, String>>) -
     }
 }
 
-/// Lists berth-managed sessions by exact label filters, each with its holders.
-///
-/// Engine API: `GET /containers/json?all=true&filters=...`, `GET /containers/{id}/json`,
-/// `GET /volumes?filters=...`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// Lists berth-managed sessions by exact label filters, each with its holders. Converts
+/// [`berth_core::list_sessions`] (and [`berth_core::list_unmanaged`] with `includeUnmanaged`):
+/// see them for the engine calls and errors; `token` aborts it (`E_ABORTED`).
 #[napi(ts_return_type = "Promise<BindingListEntry[]>")]
 pub fn list_sessions<'e>(
     env: &'e Env,
@@ -214,10 +213,8 @@ pub fn list_sessions<'e>(
 }
 
 /// Removes orphaned sessions by id (owner dead, nobody live or unknown holding them).
-///
-/// Engine API: as `listSessions`, then per orphan `GET /containers/{id}/json` again,
-/// `DELETE /containers/{id}?force=true&v=true`, `DELETE /volumes/{name}`.
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+/// Converts [`berth_core::reap_orphans`]: see it for the engine calls and errors; `token`
+/// aborts it (`E_ABORTED`).
 #[napi(ts_return_type = "Promise<BindingReapReport>")]
 pub fn reap_orphans<'e>(
     env: &'e Env,

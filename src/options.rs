@@ -8,7 +8,7 @@ use napi_derive::napi;
 
 use berth_core::EngineOptions;
 use berth_core::ResumeSpec;
-use berth_core::{pids_limit, whole_number, CreateSpec, Limits, Mount, Security, MAX_RETENTION_MS};
+use berth_core::{js_integer, js_integer_opt, pids_limit, CreateSpec, Limits, Mount, Security};
 use berth_core::{DriftSpec, OnDrift, ResumeFields};
 use berth_core::{Error, Result};
 
@@ -158,13 +158,10 @@ impl BindingCreateOptions {
             .unwrap_or_default()
             .iter()
             .enumerate()
-            .map(|(i, p)| whole_number(&format!("ports[{i}]"), *p, 1, 65535).map(|p| p as u16))
+            .map(|(i, p)| js_integer(&format!("ports[{i}]"), *p))
             .collect::<Result<Vec<u16>>>()?;
         let limits = Limits {
-            memory_bytes: self
-                .memory_bytes
-                .map(|m| whole_number("memoryBytes", m, 0, i64::MAX))
-                .transpose()?,
+            memory_bytes: js_integer_opt("memoryBytes", self.memory_bytes)?,
             cpus: self.cpus,
             pids_limit: Some(
                 self.pids_limit
@@ -209,19 +206,8 @@ impl BindingCreateOptions {
             },
             platform: self.platform,
             on_pull_progress: None,
-            remove_after_stop_ms: self
-                .remove_after_stop_ms
-                .map(|ms| {
-                    whole_number("removeAfterStopMs", ms, 0, MAX_RETENTION_MS as i64)
-                        .map(|ms| ms as u64)
-                })
-                .transpose()?,
-            timeout_ms: self
-                .timeout_ms
-                .map(|ms| {
-                    whole_number("timeoutMs", ms, 0, MAX_RETENTION_MS as i64).map(|ms| ms as u64)
-                })
-                .transpose()?,
+            remove_after_stop_ms: js_integer_opt("removeAfterStopMs", self.remove_after_stop_ms)?,
+            timeout_ms: js_integer_opt("timeoutMs", self.timeout_ms)?,
         };
         Ok((
             spec,
@@ -263,16 +249,11 @@ impl BindingResumeSpec {
             .map(|p| {
                 p.iter()
                     .enumerate()
-                    .map(|(i, p)| {
-                        whole_number(&format!("spec.ports[{i}]"), *p, 1, 65535).map(|p| p as u16)
-                    })
+                    .map(|(i, p)| js_integer(&format!("spec.ports[{i}]"), *p))
                     .collect::<Result<Vec<u16>>>()
             })
             .transpose()?;
-        let memory_bytes = self
-            .memory_bytes
-            .map(|m| whole_number("spec.memoryBytes", m, 0, i64::MAX))
-            .transpose()?;
+        let memory_bytes = js_integer_opt("spec.memoryBytes", self.memory_bytes)?;
         let pids_limit = self
             .pids_limit
             .map(|p| pids_limit("spec.pidsLimit", p))

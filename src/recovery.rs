@@ -149,12 +149,9 @@ impl BindingVerifyOptions {
     }
 }
 
-/// Verifies a session's container (identity, state, init, exec, mounts, writable paths,
-/// ports), repairing in place what can be; see the TypeScript `verifySession`.
-///
-/// Engine API: `GET /containers/{name}/json`, `GET /volumes/...`, execs, and for repairs
-/// `POST /containers/{id}/start|unpause`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`,
-/// `E_SESSION_NOT_FOUND`, `E_VERIFY_FAILED`, `E_ABORTED`, `E_ENGINE`.
+/// Verifies a session's container, repairing in place what can be; see the TypeScript
+/// `verifySession`. Converts [`berth_core::verify_session`]: see it for the engine calls and
+/// errors; `token` aborts it (`E_ABORTED`).
 #[napi(ts_return_type = "Promise<BindingVerification>")]
 pub fn verify_session<'e>(
     env: &'e Env,
@@ -182,13 +179,8 @@ pub fn verify_session<'e>(
 }
 
 /// Replaces a session's container with a new one from `options`, with rollback; see the
-/// TypeScript `recreateSession`.
-///
-/// Engine API: `POST /volumes/create` (lock, commit mark), `POST /containers/{id}/rename`,
-/// `POST /containers/{id}/stop`, `POST /containers/create`, start, setup execs, verify's
-/// checks, `DELETE /containers/{id}`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`,
-/// `E_SESSION_NOT_FOUND`, `E_FOREIGN_CONTAINER`, `E_SESSION_BUSY`, `E_SESSION_INCOMPLETE`,
-/// `E_IMAGE_NOT_FOUND`, `E_SETUP_FAILED`, `E_VERIFY_FAILED`, `E_ABORTED`, `E_ENGINE`.
+/// TypeScript `recreateSession`. Converts [`berth_core::recreate_session`]: see it for the
+/// engine calls and errors; `token` aborts it (`E_ABORTED`).
 #[napi(
     ts_args_type = "options: BindingCreateOptions, takeOver?: boolean | undefined | null, token?: CancelToken | undefined | null, onPullProgress?: ((progress: BindingPullProgress) => void) | undefined | null",
     ts_return_type = "Promise<BindingSession>"

@@ -17,9 +17,9 @@ use super::session_options::{
     BindingRemoveOptions, BindingRemoveResult, BindingStopOptions, BindingStopResult,
     BindingWriteFileOptions,
 };
-use berth_core::whole_number;
 use berth_core::NetworkPolicy;
 use berth_core::Session;
+use berth_core::{js_integer, js_integer_opt};
 use berth_core::{normalize_path, Data, FileAccess};
 
 /// One session's container, as created or resumed. The TypeScript `Session` wraps it.
@@ -112,15 +112,10 @@ impl BindingSession {
         self.inner.expires_at.map(|ms| ms as f64)
     }
 
-    /// Moves the session's deadline to now + `ms` milliseconds (whole, 0 to 30 days) and
-    /// resolves the new deadline (ms since the epoch); owner or inheritor only.
-    ///
-    /// Engine API: `GET /containers/{id}/json`, `GET /volumes?filters=...`, an exec as root
-    /// rewriting the keep-alive's deadline file (berth's deadline keep-alive, running),
-    /// `POST /volumes/create` (the deadline record). Errors: `E_INVALID_ARGUMENT`,
-    /// `E_SESSION_BUSY` (`reason: 'not-owner'`: an adopted handle, no engine call),
-    /// `E_SESSION_NOT_FOUND` (removed; `details.reason: 'expired'` when it had expired),
-    /// `E_ENGINE`, `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`, `E_ABORTED` (`token`).
+    /// Moves the session's deadline to now + `ms` milliseconds and resolves the new deadline (ms
+    /// since the epoch). Converts [`berth_core::Session::set_timeout`]: see it for the range, the
+    /// engine calls and the errors. `ms` must be a whole number that fits a `u64`
+    /// (`E_INVALID_ARGUMENT` otherwise); `token` aborts it (`E_ABORTED`).
     #[napi(ts_return_type = "Promise<number>")]
     pub fn set_timeout<'e>(
         &self,
@@ -130,19 +125,13 @@ impl BindingSession {
     ) -> napi::Result<PromiseRaw<'e, f64>> {
         let inner = self.inner.clone();
         let cancel = token_of(token);
-        let ms = js(whole_number(
-            "ms",
-            ms,
-            0,
-            berth_core::MAX_RETENTION_MS as i64,
-        ))?;
-        env.spawn_future(async move { Ok(js(inner.set_timeout(ms as u64, &cancel).await)? as f64) })
+        let ms = js(js_integer("ms", ms))?;
+        env.spawn_future(async move { Ok(js(inner.set_timeout(ms, &cancel).await)? as f64) })
     }
 
-    /// Runs `argv` (never a shell string) and buffers stdout and stderr as bytes.
-    ///
-    /// Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
-    /// Errors: `E_INVALID_ARGUMENT`, `E_EXEC_TIMEOUT`, `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Runs `argv` (never a shell string) and buffers stdout and stderr as bytes. Converts
+    /// [`berth_core::Session::exec`]: see it for the engine calls and errors. The options are
+    /// converted by [`BindingExecOptions::into_core`]; `token` aborts it (`E_ABORTED`).
     #[napi(ts_return_type = "Promise<BindingExecResult>")]
     pub fn exec<'e>(
         &self,
@@ -157,8 +146,7 @@ impl BindingSession {
 
     /// [`Self::exec`], with stdout and stderr answered as UTF-8 strings (see
     /// [`super::session_options::LossyText`]): the bytes are freed as the strings are made.
-    ///
-    /// Engine API and errors: those of `exec`.
+    /// Engine calls and errors: those of `exec`.
     #[napi(ts_return_type = "Promise<BindingExecTextResult>")]
     pub fn exec_text<'e>(
         &self,
@@ -171,10 +159,9 @@ impl BindingSession {
         env.spawn_future(async move { run.await.map(Into::into) })
     }
 
-    /// `"127.0.0.1:49153"` for a published container port (TCP).
-    ///
-    /// Engine API: `GET /containers/{id}/json`. Errors: `E_INVALID_ARGUMENT` (not 1..65535, or not
-    /// published), `E_SESSION_NOT_FOUND`, `E_ENGINE`.
+    /// `"127.0.0.1:49153"` for a published container port (TCP). Converts
+    /// [`berth_core::Session::host_address`]: see it for the range, the engine calls and errors.
+    /// `port` must be a whole number (`E_INVALID_ARGUMENT` otherwise).
     #[napi(ts_return_type = "Promise<string>")]
     pub fn host_address<'e>(
         &self,
@@ -185,15 +172,14 @@ impl BindingSession {
         let inner = self.inner.clone();
         let cancel = token_of(token);
         env.spawn_future(async move {
-            let port = js(whole_number("port", port, 1, 65535))?;
+            let port = js(js_integer("port", port))?;
             js(inner.host_address(port, &cancel).await)
         })
     }
 
-    /// Stops the container by id when this handle owns it (or `force`).
-    ///
-    /// Engine API: `POST /containers/{id}/stop`. Resolves `{ stopped: false, reason: 'not-owner' }`
-    /// with no engine call for an adopted handle. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Stops the container by id when this handle owns it (or `force`). Converts
+    /// [`berth_core::Session::stop`]: see it for the engine calls, the outcomes and errors.
+    /// `timeoutMs` must be a whole number that fits a `u64` (`E_INVALID_ARGUMENT` otherwise).
     #[napi(ts_return_type = "Promise<BindingStopResult>")]
     pub fn stop<'e>(
         &self,
@@ -206,9 +192,7 @@ impl BindingSession {
         let force = options.as_ref().and_then(|o| o.force).unwrap_or(false);
         let timeout = options.and_then(|o| o.timeout_ms);
         env.spawn_future(async move {
-            let timeout_ms = js(timeout
-                .map(|t| whole_number("timeoutMs", t, 0, i64::from(i32::MAX)).map(|t| t as u64))
-                .transpose())?;
+            let timeout_ms = js(js_integer_opt("timeoutMs", timeout))?;
             let out = js(inner.stop(force, timeout_ms, &cancel).await)?;
             Ok(BindingStopResult {
                 stopped: out.stopped,
@@ -217,11 +201,8 @@ impl BindingSession {
         })
     }
 
-    /// Drops this adopted handle's holder record; the container is never touched.
-    ///
-    /// Engine API: `DELETE /volumes/{this handle's holder record}`. Resolves
-    /// `{ released: false, reason: 'owner' }` for an owner (its duty is to remove) and
-    /// `'already-released'` without an engine call later. Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Drops this adopted handle's holder record; the container is never touched. Converts
+    /// [`berth_core::Session::release`]: see it for the engine calls, the outcomes and errors.
     #[napi(ts_return_type = "Promise<BindingReleaseResult>")]
     pub fn release<'e>(
         &self,
@@ -239,11 +220,8 @@ impl BindingSession {
         })
     }
 
-    /// The container's working directory (where an exec without `cwd` starts): the create's
-    /// `workDir`, else the image's, else `/`.
-    ///
-    /// Engine API: `GET /containers/{id}/json` (`Config.WorkingDir`). Errors:
-    /// `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// The container's working directory (where an exec without `cwd` starts). Converts
+    /// [`berth_core::Session::working_directory`]: see it for the engine calls and errors.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn working_directory<'e>(
         &self,
@@ -255,15 +233,9 @@ impl BindingSession {
         env.spawn_future(async move { js(inner.working_directory(&cancel).await) })
     }
 
-    /// Sets the container's outbound network access: `mode` `'deny-all'` detaches it from
-    /// every network (loopback only), `'allow-all'` attaches it to the network it was created
-    /// on. Idempotent.
-    ///
-    /// Engine API: `GET /containers/{id}/json`, `POST /networks/{name}/disconnect`,
-    /// `POST /networks/{name}/connect`. Errors: `E_INVALID_ARGUMENT` (`'custom'` or another
-    /// mode; a container created with networkMode `none`, `host` or another container's
-    /// network), `E_SESSION_BUSY` (`reason: 'not-owner'`: an adopted handle, no engine
-    /// call), `E_SESSION_NOT_FOUND`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Sets the container's outbound network access (`mode` `'deny-all'` or `'allow-all'`,
+    /// parsed by [`berth_core::NetworkPolicy::parse`]). Converts
+    /// [`berth_core::Session::set_network_policy`]: see it for the engine calls and errors.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn set_network_policy<'e>(
         &self,
@@ -279,11 +251,8 @@ impl BindingSession {
         })
     }
 
-    /// Removes the container by id when this handle owns it (or `force`).
-    ///
-    /// Engine API: `DELETE /containers/{id}?force=true&v=true`. Concurrent calls make one engine
-    /// call; later calls resolve `already-removed`. A failure rejects and keeps the duty.
-    /// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// Removes the container by id when this handle owns it (or `force`). Converts
+    /// [`berth_core::Session::remove`]: see it for the engine calls, the outcomes and errors.
     #[napi(ts_return_type = "Promise<BindingRemoveResult>")]
     pub fn remove<'e>(
         &self,
@@ -304,12 +273,9 @@ impl BindingSession {
     }
 
     /// Starts `argv` and streams its output: pull chunks from the returned process. Options as
-    /// for `exec` (`maxBufferBytes` is ignored: nothing is buffered). Resolves once the exec
-    /// started.
-    ///
-    /// Engine API: `POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`.
-    /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`; later, through the
-    /// process, `E_EXEC_TIMEOUT` and `E_ABORTED`.
+    /// for `exec` (`maxBufferBytes` is ignored: nothing is buffered). Resolves once the command
+    /// started. Converts [`berth_core::Session::spawn`]: see it for the engine calls and errors
+    /// (later ones come through the process, see [`berth_core::ExecProcess::wait`]).
     #[napi(ts_return_type = "Promise<BindingExecProcess>")]
     pub fn spawn<'e>(
         &self,
@@ -329,7 +295,7 @@ impl BindingSession {
     }
 
     /// Sets who file calls act as: `'user'` (the session's user, the default) or `'engine'`
-    /// (the engine's privileges). No engine call. Errors: `E_INVALID_ARGUMENT`.
+    /// (the engine's privileges). No engine call. Errors: `E_INVALID_ARGUMENT` (another value).
     #[napi]
     pub fn set_file_access(&self, files: String) -> napi::Result<()> {
         let access = match files.as_str() {
@@ -346,14 +312,9 @@ impl BindingSession {
         Ok(())
     }
 
-    /// Reads a whole file; `null` when nothing is at `path`. Symbolic links are followed. Read
-    /// as the session's user unless `setFileAccess('engine')`.
-    ///
-    /// Engine API: files up to 1 MiB over the session's file channel (one exec of `sh` as the
-    /// user, opened on the first file call); otherwise, for a non-root user, an exec of `sh`
-    /// (`cat`) as the user; for root or `'engine'`, `GET /containers/{id}/archive?path=` (exec of
-    /// `cat` on tmpfs mounts). `maxBytes` caps it (bytes, whole, 0 or more; default 64 MiB):
-    /// a larger file is `E_FILE_TOO_LARGE`. Errors: `Session::read_file` in the core.
+    /// Reads a whole file; `null` when nothing is at `path`. Converts
+    /// [`berth_core::Session::read_file`]: see it for the engine calls and errors. `maxBytes` must
+    /// be a whole number that fits a `u64` (`E_INVALID_ARGUMENT` otherwise).
     #[napi(ts_return_type = "Promise<Buffer | null>")]
     pub fn read_file<'e>(
         &self,
@@ -370,9 +331,9 @@ impl BindingSession {
         })
     }
 
-    /// Opens a file for reading in 64 KiB chunks; `null` when nothing is at `path`.
-    /// `maxBytes` (bytes; none by default) caps what the stream delivers
-    /// (`E_FILE_TOO_LARGE`). Engine API and errors as `readFile`.
+    /// Opens a file for reading in 64 KiB chunks; `null` when nothing is at `path`. Converts
+    /// [`berth_core::Session::open_file`]: see it for the engine calls and errors (`maxBytes` as
+    /// for `readFile`).
     #[napi(ts_return_type = "Promise<BindingFileReader | null>")]
     pub fn open_file<'e>(
         &self,
@@ -389,15 +350,9 @@ impl BindingSession {
         })
     }
 
-    /// Writes `data` to `path` atomically (a temporary name beside it, renamed over it), as
-    /// the session's user unless `setFileAccess('engine')`: a new file is the user's with
-    /// `options.mode` (default 0o644), an existing one keeps its owner and (without `mode`) its
-    /// mode; missing parent directories are created (0755, the user's).
-    ///
-    /// Engine API: up to 16 KiB over the session's file channel; for a non-root user an exec of
-    /// `sh` as the user; for root or `'engine'`, `HEAD /containers/{id}/archive?path=`,
-    /// `PUT /containers/{id}/archive?path=/` and an exec of `sh` (the rename); an exec of `sh`
-    /// on tmpfs mounts and read-only root filesystems. Errors: `Session::write_file` in the core.
+    /// Writes `data` to `path` atomically. Converts [`berth_core::Session::write_file`]: see it
+    /// for the engine calls, the mode rules and errors. `options.mode` must be a whole number that
+    /// fits a `u32` (`E_INVALID_ARGUMENT` otherwise).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn write_file<'e>(
         &self,
@@ -409,7 +364,7 @@ impl BindingSession {
     ) -> napi::Result<PromiseRaw<'e, ()>> {
         let inner = self.inner.clone();
         let bytes = data.to_vec();
-        let mode = options.and_then(|o| o.mode);
+        let mode = js(BindingWriteFileOptions::mode_of(options))?;
         let cancel = token_of(token);
         env.spawn_future(async move {
             js(inner
@@ -419,8 +374,8 @@ impl BindingSession {
     }
 
     /// A writer for a file of unknown length: its chunks are spooled to an unlinked host temp
-    /// file (never held in memory) and `close()` uploads them as `writeFile` does.
-    /// Errors: `E_INVALID_ARGUMENT` (bad path).
+    /// file (never held in memory) and `close()` uploads them as `writeFile` does. Errors:
+    /// `E_INVALID_ARGUMENT` (a bad path, or a mode as for `writeFile`), at once.
     #[napi]
     pub fn create_file_writer(
         &self,
@@ -428,18 +383,13 @@ impl BindingSession {
         options: Option<BindingWriteFileOptions>,
     ) -> napi::Result<BindingFileWriter> {
         js(normalize_path("path", &path))?;
-        Ok(BindingFileWriter::new(
-            self.inner.clone(),
-            path,
-            options.and_then(|o| o.mode),
-        ))
+        let mode = js(BindingWriteFileOptions::mode_of(options))?;
+        Ok(BindingFileWriter::new(self.inner.clone(), path, mode))
     }
 
-    /// Commits this container to the local template image `berth-template:<key>` (paused
-    /// meanwhile). The image keeps the container's labels and env. Resolves the image id.
-    ///
-    /// Engine API: `POST /commit`. Errors: `E_INVALID_ARGUMENT` (key), `E_ENGINE`,
-    /// `E_ENGINE_UNAVAILABLE`.
+    /// Commits this container to the local template image `berth-template:<key>`; resolves the
+    /// image id. Converts [`berth_core::Session::commit_template`]: see it for the engine calls and
+    /// errors.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn commit_template<'e>(
         &self,
@@ -455,7 +405,5 @@ impl BindingSession {
 
 /// A read's `maxBytes` (whole bytes, 0 or more); `E_INVALID_ARGUMENT` otherwise.
 fn max_bytes_of(max_bytes: Option<f64>) -> berth_core::Result<Option<u64>> {
-    max_bytes
-        .map(|m| whole_number("maxBytes", m, 0, i64::MAX).map(|m| m as u64))
-        .transpose()
+    js_integer_opt("maxBytes", max_bytes)
 }

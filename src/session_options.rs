@@ -6,7 +6,7 @@ use super::options::sorted;
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 
-use berth_core::whole_number;
+use berth_core::js_integer_opt;
 use berth_core::Result;
 use berth_core::{ExecOptions, ExecOutput};
 
@@ -30,8 +30,15 @@ pub struct BindingExecOptions {
 /// Options of `Session.writeFile` and `Session.createFileWriter`.
 #[napi(object)]
 pub struct BindingWriteFileOptions {
-    /// File mode bits (0..0o7777). @default 0o644
-    pub mode: Option<u32>,
+    /// File mode bits (the core checks the range: 0..0o7777). @default 0o644
+    pub mode: Option<f64>,
+}
+
+impl BindingWriteFileOptions {
+    /// The mode as the core takes it: a whole number that fits a `u32`, else `E_INVALID_ARGUMENT`.
+    pub fn mode_of(options: Option<Self>) -> Result<Option<u32>> {
+        js_integer_opt("mode", options.and_then(|o| o.mode))
+    }
 }
 
 /// Options of `Session.stop`.
@@ -171,14 +178,8 @@ impl BindingExecOptions {
             env: sorted(self.env),
             user: self.user,
             stdin: self.stdin.map(|b| b.to_vec()),
-            timeout_ms: self
-                .timeout_ms
-                .map(|t| whole_number("timeoutMs", t, 1, i64::MAX).map(|t| t as u64))
-                .transpose()?,
-            max_buffer_bytes: self
-                .max_buffer_bytes
-                .map(|m| whole_number("maxBufferBytes", m, 0, i64::MAX).map(|m| m as usize))
-                .transpose()?,
+            timeout_ms: js_integer_opt("timeoutMs", self.timeout_ms)?,
+            max_buffer_bytes: js_integer_opt("maxBufferBytes", self.max_buffer_bytes)?,
         })
     }
 }

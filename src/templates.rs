@@ -76,10 +76,8 @@ fn labels_of(o: Option<BindingTemplateOptions>) -> Vec<(String, String)> {
     labels
 }
 
-/// Whether the template `berth-template:<key>` exists.
-///
-/// Engine API: `GET /images/{ref}/json`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`,
-/// `E_ABORTED` (`token`), `E_ENGINE`.
+/// Whether the template `berth-template:<key>` exists. Converts
+/// [`berth_core::template_exists`]: see it for the engine calls and errors.
 #[napi(ts_return_type = "Promise<boolean>")]
 pub fn template_exists<'e>(
     env: &'e Env,
@@ -94,10 +92,8 @@ pub fn template_exists<'e>(
     )
 }
 
-/// Every template (optionally only those carrying `labels`).
-///
-/// Engine API: `GET /images/json?filters=`. Errors: `E_ENGINE_UNAVAILABLE`, `E_ABORTED`
-/// (`token`), `E_ENGINE`.
+/// Every template (optionally only those carrying `labels`). Converts
+/// [`berth_core::list_templates`]: see it for the engine calls and errors.
 #[napi(ts_return_type = "Promise<BindingTemplate[]>")]
 pub fn list_templates<'e>(
     env: &'e Env,
@@ -125,10 +121,8 @@ pub fn list_templates<'e>(
 }
 
 /// Removes the template `berth-template:<key>` unless a container uses it; resolves
-/// `'removed'`, `'in-use'` or `'absent'`.
-///
-/// Engine API: `DELETE /images/{ref}` (never forced). Errors: `E_INVALID_ARGUMENT`,
-/// `E_ENGINE_UNAVAILABLE`, `E_ABORTED` (`token`), `E_ENGINE`.
+/// `'removed'`, `'in-use'` or `'absent'`. Converts [`berth_core::remove_template`]: see it for
+/// the engine calls and errors.
 #[napi(ts_return_type = "Promise<'removed' | 'in-use' | 'absent'>")]
 pub fn remove_template<'e>(
     env: &'e Env,
@@ -151,11 +145,8 @@ pub fn remove_template<'e>(
 }
 
 /// Removes every template (carrying `labels`) last used at least `unusedForMs` ago (`null`:
-/// any), by image id, unless a container uses it (never forced).
-///
-/// Engine API: `GET /images/json`, `GET /volumes?filters=`, `DELETE /images/{id}`,
-/// `DELETE /volumes/{name}`. Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED`
-/// (`token`), `E_ENGINE`.
+/// any). Converts [`berth_core::prune_templates`]: see it for the engine calls and errors.
+/// `unusedForMs` must be a whole number that fits a `u64` (`E_INVALID_ARGUMENT` otherwise).
 #[napi(ts_return_type = "Promise<BindingTemplatePrune>")]
 pub fn prune_templates<'e>(
     env: &'e Env,
@@ -167,10 +158,7 @@ pub fn prune_templates<'e>(
     let engine = engine_of(&options);
     let labels = labels_of(options);
     let age = unused_for_ms
-        .map(|ms| {
-            berth_core::whole_number("unusedForMs", ms, 0, 9_007_199_254_740_991)
-                .map(|n| u64::try_from(n).unwrap_or(0))
-        })
+        .map(|ms| berth_core::js_integer::<u64>("unusedForMs", ms))
         .transpose();
     env.spawn_future(async move {
         let age = js(age)?;
@@ -184,9 +172,7 @@ pub fn prune_templates<'e>(
 }
 
 /// Records a use of the template `berth-template:<key>` now (at most once a minute).
-///
-/// Engine API: `GET /volumes?filters=`, `POST /volumes/create`, `DELETE /volumes/{name}`.
-/// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_ABORTED` (`token`), `E_ENGINE`.
+/// Converts [`berth_core::touch_template`]: see it for the engine calls and errors.
 #[napi(ts_return_type = "Promise<void>")]
 pub fn touch_template<'e>(
     env: &'e Env,
@@ -202,9 +188,7 @@ pub fn touch_template<'e>(
 }
 
 /// The id of image `reference` on the engine, or null when it has none (nothing is pulled).
-///
-/// Engine API: `GET /images/{reference}/json`. Errors: `E_INVALID_ARGUMENT`,
-/// `E_ENGINE_UNAVAILABLE`, `E_ABORTED` (`token`), `E_ENGINE`.
+/// Converts [`berth_core::image_id`]: see it for the engine calls and errors.
 #[napi(ts_return_type = "Promise<string | null>")]
 pub fn image_id<'e>(
     env: &'e Env,

@@ -32,8 +32,11 @@ describe('engineOptions', () => {
     expect(fieldOf(() => engineOptions({ engine: { linux: 'lxc' } as never }))).toBe('engine.linux');
     expect(fieldOf(() => engineOptions({ engine: 3 as never }))).toBe('engine');
     expect(fieldOf(() => engineOptions({ socketPath: 1 as never }))).toBe('socketPath');
-    expect(fieldOf(() => engineOptions({ connectTimeoutMs: 0 }))).toBe('connectTimeoutMs');
+    expect(fieldOf(() => engineOptions({ connectTimeoutMs: '5' as never }))).toBe('connectTimeoutMs');
     expect(fieldOf(() => engineOptions({ connectTimeoutMs: 1.5 }))).toBe('connectTimeoutMs');
+    // The range (1 to 2^31 - 1) is the core's: 0 passes the type check here and is refused
+    // before any connection (__test__/sandbox/validation.test.ts covers it at its bounds).
+    expect(engineOptions({ connectTimeoutMs: 0 })).toEqual({ connectTimeoutMs: 0 });
     try {
       engineOptions({ engine: 'rkt' as never });
     } catch (error) {

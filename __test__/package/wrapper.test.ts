@@ -70,7 +70,9 @@ describe('argument checks reject before any native call', () => {
       ['ls', {}, 'argv'],
       [[], {}, 'argv'],
       [['ls', 1], {}, 'argv[1]'],
-      [['ls'], { timeoutMs: 0 }, 'timeoutMs'],
+      // A type error; the range (at least 1 ms) is the core's, see __test__/sandbox/validation.test.ts.
+      [['ls'], { timeoutMs: '5' }, 'timeoutMs'],
+      [['ls'], { timeoutMs: 1.5 }, 'timeoutMs'],
       [['ls'], { stdin: 12 }, 'stdin'],
       [['ls'], { env: { A: null } }, 'env.A'],
     ] as const) {

@@ -169,6 +169,45 @@ engineSuite('validation', () => {
     }
   });
 
+  // Each range the core owns, below, at and above its bounds: a value at a bound passes every
+  // check (with no engine it then fails to connect), one past it is the core's E_INVALID_ARGUMENT.
+  const DAY30 = 2_592_000_000;
+  const INT32 = 2_147_483_647;
+  const bounds: [string, number[], number[], string?][] = [
+    ['removeAfterStopMs', [0, DAY30], [-1, DAY30 + 1, 0.5], 'from 0 to 2592000000 (30 days)'],
+    ['timeoutMs', [0, DAY30], [-1, DAY30 + 1, 0.5], 'from 0 to 2592000000 (30 days)'],
+    ['memoryBytes', [6_291_456], [-1, 6_291_455], '6 MiB'],
+    ['cpus', [0.01, 1024], [0, 0.009, 1024.5], 'from 0.01 to 1024'],
+    ['connectTimeoutMs', [1, INT32], [0, -1, INT32 + 1], `from 1 to ${INT32}`],
+  ];
+  test.for(bounds)('createSession %s: below, at and above its bounds, the core\'s rule', async ([field, ok, bad, reason], { sessionId, labels }) => {
+    for (const v of ok) {
+      await expectBerthError(createSession({ sessionId, image: TEST_IMAGE, labels, socketPath: NO_ENGINE, [field]: v }), EngineUnavailableError);
+    }
+    for (const v of bad) {
+      const error = await expectBerthError(createSession({ sessionId, image: TEST_IMAGE, labels, socketPath: NO_ENGINE, [field]: v }), InvalidArgumentError);
+      expect(error.details.field).toBe(field);
+      if (reason && v >= 0 && Number.isInteger(v)) expect(error.details.reason).toContain(reason);
+    }
+  });
+
+  test('createDockerSandboxProvider checks its lifetimes with the core\'s rule when it is made', () => {
+    for (const field of ['removeAfterStopMs', 'timeoutMs']) {
+      for (const v of [0, DAY30, null]) expect(() => createDockerSandboxProvider({ image: TEST_IMAGE, [field]: v })).not.toThrow();
+      for (const v of [-1, DAY30 + 1, 1.5, '60000']) {
+        let error: unknown;
+        try {
+          createDockerSandboxProvider({ image: TEST_IMAGE, [field]: v } as never);
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect((error as InvalidArgumentError).details.field).toBe(field);
+        if (v === DAY30 + 1) expect((error as InvalidArgumentError).details.reason).toContain('from 0 to 2592000000 (30 days)');
+      }
+    }
+  });
+
   test('resumeSession and peek check their options', async ({ sessionId }) => {
     await expectInvalid((socketPath) => resumeSession({ sessionId, prefix: 'a\u0000', socketPath }), 'prefix');
     await expectInvalid((socketPath) => resumeSession({ sessionId, onDrift: 'ignore' as never, socketPath }), 'onDrift');
@@ -210,6 +249,25 @@ engineSuite('validation', () => {
       const error = await expectBerthError(session.exec(argv as never, options as never), InvalidArgumentError);
       if (typeof field === 'string') expect(error.details.field).toBe(field);
       else expect(error.details.field).toMatch(field);
+    });
+
+    test('setTimeout, stop and writeFile: the core\'s ranges, at and above their bounds, change nothing', async () => {
+      for (const ms of [-1, DAY30 + 1, 0.5]) {
+        expect((await expectBerthError(session.setTimeout(ms), InvalidArgumentError)).details.field).toBe('ms');
+      }
+      const over = await expectBerthError(session.setTimeout(DAY30 + 1), InvalidArgumentError);
+      expect(over.details.reason).toContain('from 0 to 2592000000 (30 days)');
+      expect(await session.setTimeout(DAY30)).toBeGreaterThan(Date.now());
+      for (const timeoutMs of [-1, INT32 + 1]) {
+        expect((await expectBerthError(session.stop({ timeoutMs }), InvalidArgumentError)).details.field).toBe('timeoutMs');
+      }
+      for (const mode of [-1, 0o10000, 2 ** 32]) {
+        expect((await expectBerthError(session.writeFile('/tmp/must-not-run', 'x', { mode }), InvalidArgumentError)).details.field).toBe('mode');
+      }
+      for (const maxBytes of [-1]) {
+        expect((await expectBerthError(session.readFile('/etc/hostname', { maxBytes }), InvalidArgumentError)).details.field).toBe('maxBytes');
+      }
+      expect((await session.exec(['true'])).exitCode).toBe(0);
     });
 
     test('hostAddress rejects a port out of range or never published', async () => {

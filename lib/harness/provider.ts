@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { HarnessV1NetworkSandboxSession, HarnessV1SandboxProvider } from '@ai-sdk/harness';
+import { loadBinding } from '../binding';
 import { createSession } from '../create-session';
+import { callNativeSync } from '../native-call';
 import { SessionBusyError } from '../errors/session-busy-error';
 import { resumeWith } from '../resume-session';
 import type { Session } from '../session';
-import { CREATE_SPEC_KEYS, ENGINE_OPTION_KEYS, MAX_REMOVE_AFTER_STOP_MS, type CreateSpec, type EngineOptions } from '../types';
+import { CREATE_SPEC_KEYS, ENGINE_OPTION_KEYS, type CreateSpec, type EngineOptions } from '../types';
 import {
   expectOptionalFunction,
   expectOptionalNumber,
@@ -167,15 +169,15 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
     maxFileBytes = DEFAULT_MAX_FILE_BYTES,
     ...given
   } = options;
+  // The provider's own caps, never passed to the core: their range is checked here (a string's
+  // maximum length is JavaScript's own bound).
   expectOptionalNumber(maxOutputBytes, 'maxOutputBytes', { min: 0, max: MAX_STRING_LENGTH });
   expectOptionalNumber(maxFileBytes, 'maxFileBytes', { min: 0, max: MAX_STRING_LENGTH });
   const caps: SandboxCaps = { maxOutputBytes, maxFileBytes };
-  if (retention !== null) {
-    expectOptionalNumber(retention, 'removeAfterStopMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
-  }
-  if (timeout !== null) {
-    expectOptionalNumber(timeout, 'timeoutMs', { min: 0, max: MAX_REMOVE_AFTER_STOP_MS });
-  }
+  if (retention !== null) expectOptionalNumber(retention, 'removeAfterStopMs');
+  if (timeout !== null) expectOptionalNumber(timeout, 'timeoutMs');
+  // Their range (0 to 30 days) and message are the core's, checked now, when the provider is made.
+  callNativeSync(() => loadBinding().checkLifetimes(retention ?? undefined, timeout ?? undefined));
   const removeAfterStopMs = retention === null ? undefined : (retention ?? DEFAULT_REMOVE_AFTER_STOP_MS);
   const timeoutMs = timeout === null ? undefined : (timeout ?? DEFAULT_TIMEOUT_MS);
   const lifetime = {

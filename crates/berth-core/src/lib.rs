@@ -89,16 +89,15 @@ pub use lifecycle::recreate::RecreateSpec;
 pub use lifecycle::resume::ResumeSpec;
 pub use lifecycle::templates::{Prune as TemplatePrune, Removal as TemplateRemoval, Template};
 pub use lifecycle::verify::VerifySpec;
+pub use model::convert::{js_integer, js_integer_opt, JsInteger};
 pub use model::death::Death;
 pub use model::drift::{DriftSpec, OnDrift, ResumeFields};
 pub use model::findings::{Finding, Kind as FindingKind};
 pub use model::identity::{liveness, Liveness, Owner};
-pub use model::lifetime::MAX_RETENTION_MS;
+pub use model::lifetime::{validate_lifetime_ms, MAX_RETENTION_MS};
 pub use model::naming::{container_name, DEFAULT_PREFIX};
 pub use model::pull::{validate_platform, ProgressSink, PullProgress};
-pub use model::spec::{
-    pids_limit, validate_writable_paths, whole_number, CreateSpec, Limits, Mount, Security,
-};
+pub use model::spec::{pids_limit, validate_writable_paths, CreateSpec, Limits, Mount, Security};
 pub use model::verification::{Expect, Verification};
 pub use ownership::holders::{Hold, Record as HolderRecord, Role};
 pub use ownership::replaced::{Item as ReplacedItem, Replaced};

@@ -434,13 +434,16 @@ impl Session {
     /// Right before the `POST` the handle's running commands are given up, as by
     /// [`Session::remove`]: a spawned process whose output is unread settles with `E_ENGINE`
     /// (one that is read to its end settles with its exit code, as the stop ends it).
-    /// Errors: `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+    /// `timeout_ms` (the grace period before SIGKILL) is checked first, with no engine call:
+    /// 0 to 2147483647 (2^31 - 1, the engine takes whole seconds as a 32-bit integer).
+    /// Errors: `E_INVALID_ARGUMENT` (`timeoutMs`), `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn stop(
         &self,
         force: bool,
         timeout_ms: Option<u64>,
         cancel: &CancellationToken,
     ) -> Result<StopOutcome> {
+        validate_stop_timeout(timeout_ms)?;
         let engine = self.engine.within(cancel, "stop");
         engine
             .step(self.stop_within(&engine, force, timeout_ms))
@@ -536,6 +539,13 @@ impl Session {
     /// Runs `argv` in the container, over the command channel when it can (see
     /// [`crate::exec::channel`]), else as an engine exec; see [`exec::exec`].
     ///
+    /// Engine calls: none per command over the command channel (its helper is copied in with
+    /// `PUT /containers/{id}/archive` and started as one exec per user, `POST /containers/{id}/exec`
+    /// and `POST /exec/{id}/start`, on first use); otherwise (an image the helper cannot run, or
+    /// `BERTH_COMMAND_CHANNEL=0`) `POST /containers/{id}/exec`, `POST /exec/{id}/start`,
+    /// `GET /exec/{id}/json`. `opts` is checked first ([`ExecOptions::validate`]: `timeout_ms`
+    /// at least 1 ms).
+    ///
     /// Errors: `E_INVALID_ARGUMENT` (argv or options, before any engine call),
     /// `E_SESSION_NOT_FOUND` (the container is gone: an engine 404 on its id), `E_SESSION_DEAD` (it died: see `session::death`),
     /// `E_EXEC_TIMEOUT`, `E_ABORTED` (both with the output so far), `E_ENGINE` (operation
@@ -610,7 +620,11 @@ impl Session {
         Ok(if dir.is_empty() { "/".into() } else { dir })
     }
 
-    /// The published host address of container port `port`/tcp; see [`ports::host_address`].
+    /// The published host address of container port `port`/tcp (`"127.0.0.1:49153"`; a remote
+    /// engine's host instead of a loopback address); see [`ports::host_address`]. `port` is
+    /// checked first: 1 to 65535, no engine call.
+    /// Engine calls: `GET /containers/{id}/json` (`NetworkSettings.Ports`), retried briefly
+    /// while the engine has not filled the mapping.
     /// Errors: `E_INVALID_ARGUMENT` (port out of range or not published),
     /// `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED` (`cancel`), `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
     pub async fn host_address(&self, port: i64, cancel: &CancellationToken) -> Result<String> {
@@ -630,6 +644,13 @@ impl Session {
 
     /// Starts `argv` and streams its output, over the command channel when it can (see
     /// [`crate::exec::channel`]); see [`stream::spawn`].
+    ///
+    /// Engine calls: none per command over the command channel (its helper is copied in with
+    /// `PUT /containers/{id}/archive` and started as one exec per user, `POST /containers/{id}/exec`
+    /// and `POST /exec/{id}/start`, on first use); otherwise (an image the helper cannot run, or
+    /// `BERTH_COMMAND_CHANNEL=0`) `POST /containers/{id}/exec`, `POST /exec/{id}/start`,
+    /// `GET /exec/{id}/json`. `opts` is checked first ([`ExecOptions::validate`]: `timeout_ms`
+    /// at least 1 ms).
     ///
     /// Errors: `E_INVALID_ARGUMENT` (before any engine call), `E_SESSION_NOT_FOUND` (the
     /// container is gone), `E_ABORTED`, `E_ENGINE`, `E_ENGINE_UNAVAILABLE`. A timeout is the
@@ -698,6 +719,9 @@ impl Session {
     /// never hands out more than the size checked when the file was opened, nor more than
     /// `max_bytes` (`None`: no cap). `cancel` bounds the opening (later chunks are bounded by
     /// the reader's own cancel and the per-chunk timeout).
+    /// Engine calls: for a non-root user an exec of `sh` as the user (`POST /containers/{id}/exec`,
+    /// `POST /exec/{id}/start`); for root or [`FileAccess::Engine`],
+    /// `GET /containers/{id}/archive?path=` (an exec of `cat` on tmpfs mounts).
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
     /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
@@ -741,6 +765,11 @@ impl Session {
     /// Files up to 1 MiB go through the session's channel ([`crate::files::channel`], as the
     /// container's user) when the image can run it; others, and whatever the channel cannot
     /// read, through [`files::open`].
+    /// Engine calls: over the channel none per file (one exec of `sh` as the user,
+    /// `POST /containers/{id}/exec` and `POST /exec/{id}/start`, opened on the first file call);
+    /// otherwise, for a non-root user, an exec of `sh` (`cat`) as the user; for root or
+    /// [`FileAccess::Engine`], `GET /containers/{id}/archive?path=` (an exec of `cat` on tmpfs
+    /// mounts). `max_bytes` is whole bytes (the default is 64 MiB).
     /// `cancel` aborts it at once (`E_ABORTED`), whatever the engine does.
     /// Errors: `E_INVALID_ARGUMENT` (a relative path, a directory), `E_PERMISSION_DENIED`,
     /// `E_FILE_TOO_LARGE`, `E_SESSION_NOT_FOUND`, `E_SESSION_DEAD`, `E_ABORTED`, `E_ENGINE`,
@@ -891,11 +920,44 @@ impl Session {
 
     /// Commits this container to the template `berth-template:<key>`; see [`templates::commit`].
     /// Returns the image id. `cancel` aborts it (`E_ABORTED`).
+    /// Engine calls: `POST /commit?container=<id>&repo=berth-template&tag=<key>&pause=true`
+    /// (the container is paused meanwhile; the image keeps its labels and env).
     /// Errors: `E_INVALID_ARGUMENT` (a bad key), `E_ABORTED`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`.
     pub async fn commit_template(&self, key: &str, cancel: &CancellationToken) -> Result<String> {
         let engine = self.engine.within(cancel, "commitTemplate");
         let r = engine.step(templates::commit(&engine, &self.id, key)).await;
         self.explained(&engine, r).await
+    }
+}
+
+/// The longest grace period of [`Session::stop`], in milliseconds: 2^31 - 1 (the engine takes
+/// it in whole seconds as a 32-bit integer).
+pub(crate) const MAX_STOP_TIMEOUT_MS: u64 = i32::MAX as u64;
+
+/// The rule of [`Session::stop`]'s `timeout_ms`: 0 to [`MAX_STOP_TIMEOUT_MS`].
+fn validate_stop_timeout(timeout_ms: Option<u64>) -> Result<()> {
+    if timeout_ms.is_some_and(|t| t > MAX_STOP_TIMEOUT_MS) {
+        return Err(Error::invalid(
+            "timeoutMs",
+            format!("must be a whole number of milliseconds from 0 to {MAX_STOP_TIMEOUT_MS}"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod stop_timeout_tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_grace_period_is_checked_at_and_above_its_bound() {
+        for t in [None, Some(0), Some(10_000), Some(MAX_STOP_TIMEOUT_MS)] {
+            assert!(validate_stop_timeout(t).is_ok(), "{t:?}");
+        }
+        for t in [MAX_STOP_TIMEOUT_MS + 1, u64::MAX] {
+            let e = validate_stop_timeout(Some(t)).unwrap_err();
+            assert!(e.to_string().contains("`timeoutMs`"), "{e}");
+        }
     }
 }

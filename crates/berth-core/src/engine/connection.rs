@@ -37,6 +37,31 @@ pub struct EngineOptions {
     pub connect_timeout_ms: Option<u64>,
 }
 
+/// The longest `connect_timeout_ms`, in milliseconds (2^31 - 1, about 24.8 days).
+pub(crate) const MAX_CONNECT_TIMEOUT_MS: u64 = i32::MAX as u64;
+
+impl EngineOptions {
+    /// Checks the options before any connection: `connect_timeout_ms` from 1 to
+    /// [`MAX_CONNECT_TIMEOUT_MS`] (the one range and message; `engine` is checked when choosing).
+    ///
+    /// # Errors
+    /// `E_INVALID_ARGUMENT` naming `connectTimeoutMs`.
+    pub fn validate(&self) -> Result<()> {
+        if self
+            .connect_timeout_ms
+            .is_some_and(|t| !(1..=MAX_CONNECT_TIMEOUT_MS).contains(&t))
+        {
+            return Err(Error::invalid(
+                "connectTimeoutMs",
+                format!(
+                    "must be a whole number of milliseconds from 1 to {MAX_CONNECT_TIMEOUT_MS}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A connected engine: a negotiated client plus what it is and where it lives.
 #[derive(Clone)]
 pub(crate) struct Engine {
@@ -179,11 +204,13 @@ fn cache() -> &'static Mutex<HashMap<String, Engine>> {
 ///
 /// Calls `GET /version` twice per endpoint per process and tokio runtime (negotiation, then
 /// the kind).
-/// Errors: `E_INVALID_ARGUMENT` (unknown `engine`, or one this platform does not support;
+/// Errors: `E_INVALID_ARGUMENT` (`connect_timeout_ms` out of range, see
+/// [`EngineOptions::validate`]; unknown `engine`, or one this platform does not support;
 /// an endpoint scheme berth cannot speak), `E_ENGINE_UNAVAILABLE` (no endpoint found, socket
 /// absent, permission denied, nothing listening, no answer within `connect_timeout_ms`, API
 /// older than 1.41).
 pub(crate) async fn connect(options: &EngineOptions) -> Result<Engine> {
+    options.validate()?;
     let c = choose(options, &Host::current())?;
     // The same endpoint with other TLS material is another connection. Kept-alive
     // connections are driven by tasks of the runtime that opened them and die with it: each

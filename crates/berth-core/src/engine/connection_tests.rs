@@ -277,3 +277,25 @@ fn published_addresses_of_a_remote_engine_name_its_host() {
         "127.0.0.1:49153"
     );
 }
+
+#[tokio::test]
+async fn connect_timeout_is_checked_below_at_and_above_its_bounds_before_any_connection() {
+    let with = |t| EngineOptions {
+        socket_path: Some("/nonexistent-berth.sock".into()),
+        connect_timeout_ms: Some(t),
+        ..Default::default()
+    };
+    for t in [1, 1000, MAX_CONNECT_TIMEOUT_MS] {
+        assert!(with(t).validate().is_ok(), "{t}");
+    }
+    for t in [0, MAX_CONNECT_TIMEOUT_MS + 1, u64::MAX] {
+        let e = with(t).validate().unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidArgument { field, .. } if field == "connectTimeoutMs"),
+            "{e}"
+        );
+        // Refused before the missing socket is even tried.
+        let e = connect(&with(t)).await.err().unwrap();
+        assert_eq!(e.code(), "E_INVALID_ARGUMENT", "{t}");
+    }
+}

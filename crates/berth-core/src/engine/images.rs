@@ -34,6 +34,8 @@ pub struct PullOptions {
 ///
 /// Every request is bounded by `cancel` (an abort closes the pull's connection, which
 /// cancels it) and a per-request timeout; a pull by its progress ([`PULL_IDLE_TIMEOUT_MS`]).
+/// Engine calls: `GET /version` (connecting), `GET /images/{image}/json`, and when the image
+/// is absent `POST /images/create?fromImage=&tag=&platform=` (the pull).
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_IMAGE_NOT_FOUND`, `E_ABORTED`,
 /// `E_ENGINE`.
 pub async fn ensure_image_at(

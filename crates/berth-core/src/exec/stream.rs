@@ -183,6 +183,8 @@ impl ExecProcess {
     /// engine's is never read past unread output): at once for the session's `stop()` or
     /// `remove()`, within about 2 s for a stop outside berth ([`crate::exec::watch`]). Over a
     /// command channel the same holds (the helper dies with the container).
+    /// Engine calls: none over the command channel (the helper reports the exit code);
+    /// otherwise `GET /exec/{id}/json` once the output ended.
     pub async fn wait(&self) -> Result<i64> {
         let mut rx = self.outcome.clone();
         let seen = rx

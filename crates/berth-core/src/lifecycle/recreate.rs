@@ -68,6 +68,8 @@ pub struct RecreateSpec {
 /// mounted again at the same target unless the spec mounts something there); the writable
 /// layer, processes, tmpfs mounts and anonymous volumes are lost ([`Replaced`]).
 ///
+/// Engine calls: those of the module doc above, in order (with a rollback's and a recovery's).
+///
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND`,
 /// `E_FOREIGN_CONTAINER`, `E_SESSION_BUSY` (`not-owner`, `recreating`: another recreation
 /// holds the lock, `taken-over`, `initialising`), `E_SESSION_INCOMPLETE`, `E_IMAGE_NOT_FOUND`

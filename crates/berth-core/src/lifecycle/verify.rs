@@ -54,6 +54,10 @@ const OPERATION: &str = "verifySession";
 /// A recreation of the session cut short by a dead process is finished or rolled back first
 /// (see [`crate::ownership::replacement`]).
 ///
+/// Engine calls: those of the module doc above (with `repair`, the repairs'); for a recreation
+/// cut short, those of its recovery (`POST /containers/{id}/rename`, `DELETE /containers/{id}`,
+/// `DELETE /volumes/{name}`).
+///
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND`,
 /// `E_SESSION_BUSY` (`recreating`: a live recreation has the name empty right now),
 /// `E_VERIFY_FAILED`, `E_ABORTED`, `E_ENGINE`.

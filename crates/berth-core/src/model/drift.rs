@@ -10,8 +10,8 @@ use crate::model::errors::{Error, Result};
 use std::collections::BTreeMap;
 
 use crate::model::spec::{
-    validate_argv, validate_container_path, validate_env, validate_image, validate_user,
-    CreateSpec, Limits, Mount,
+    pids_limit, validate_argv, validate_container_path, validate_env, validate_image,
+    validate_port, validate_user, CreateSpec, Limits, Mount,
 };
 
 /// What to do when a resume finds drift.
@@ -169,6 +169,22 @@ impl DriftSpec {
                         validate_container_path(&format!("spec.mounts[{i}].target"), &m.target)?;
                     }
                 }
+                "ports" => {
+                    for (i, p) in s.ports.iter().enumerate() {
+                        validate_port(&format!("spec.ports[{i}]"), i64::from(*p))?;
+                    }
+                }
+                "limits" => {
+                    if s.limits.memory_bytes.is_some_and(|m| m < 0) {
+                        return Err(Error::invalid(
+                            "spec.memoryBytes",
+                            "must be a whole number of bytes, 0 or more",
+                        ));
+                    }
+                    if let Some(p) = s.limits.pids_limit {
+                        pids_limit("spec.pidsLimit", p as f64)?;
+                    }
+                }
                 _ => {}
             }
         }
@@ -193,5 +209,31 @@ mod tests {
         assert_eq!(d.spec.limits.memory_bytes, None);
         assert_eq!(d.spec.writable_paths, vec!["/w".to_string()]);
         assert!(DriftSpec::named(ResumeFields::default()).fields.is_empty());
+    }
+
+    #[test]
+    fn named_ports_and_limits_are_checked_at_their_bounds() {
+        let field = |f: ResumeFields| match DriftSpec::named(f).validate() {
+            Err(Error::InvalidArgument { field, .. }) => Some(field),
+            _ => None,
+        };
+        let ports = |p: Vec<u16>| ResumeFields {
+            ports: Some(p),
+            ..Default::default()
+        };
+        assert_eq!(field(ports(vec![1, 65535])), None);
+        assert_eq!(field(ports(vec![80, 0])).as_deref(), Some("spec.ports[1]"));
+        let memory = |m| ResumeFields {
+            memory_bytes: Some(m),
+            ..Default::default()
+        };
+        assert_eq!(field(memory(0)), None);
+        assert_eq!(field(memory(-1)).as_deref(), Some("spec.memoryBytes"));
+        let pids = |p| ResumeFields {
+            pids_limit: Some(p),
+            ..Default::default()
+        };
+        assert_eq!(field(pids(1)), None);
+        assert_eq!(field(pids(0)).as_deref(), Some("spec.pidsLimit"));
     }
 }

@@ -13,6 +13,24 @@ use std::time::{Duration, SystemTime};
 /// The longest retention a session may carry, in milliseconds (30 days).
 pub const MAX_RETENTION_MS: u64 = 30 * 24 * 60 * 60 * 1000;
 
+/// The rule of every lifetime in milliseconds (a create's `removeAfterStopMs` and `timeoutMs`,
+/// `setTimeout`'s `ms`): 0 to [`MAX_RETENTION_MS`] (30 days). The one range and message; the
+/// layers above check only that the value is a whole number.
+///
+/// # Errors
+/// `E_INVALID_ARGUMENT` naming `field` when `ms` is over [`MAX_RETENTION_MS`].
+pub fn validate_lifetime_ms(field: &str, ms: u64) -> crate::Result<()> {
+    if ms > MAX_RETENTION_MS {
+        return Err(crate::Error::invalid(
+            field,
+            format!(
+                "must be a whole number of milliseconds from 0 to {MAX_RETENTION_MS} (30 days)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The file inside the container holding the current deadline, in whole seconds since the
 /// epoch (rounded up), written as root (directory `0755`, file `0644`: a non-root session
 /// user reads it and cannot change it) on create and on every `setTimeout`.

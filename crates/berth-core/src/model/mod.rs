@@ -3,6 +3,7 @@
 //! Never an engine call; imports nothing from the other folders.
 
 pub(crate) mod agent_binary;
+pub(crate) mod convert;
 pub(crate) mod death;
 pub(crate) mod drift;
 pub(crate) mod errors;

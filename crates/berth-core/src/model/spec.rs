@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::model::errors::{Error, Result};
 use crate::model::labels::LABEL_NAMESPACE;
+use crate::model::lifetime::validate_lifetime_ms;
 
 /// Smallest CPU limit the engine honours, in CPUs (its `NanoCpus` granularity).
 pub(crate) const MIN_CPUS: f64 = 0.01;
@@ -196,23 +197,11 @@ impl CreateSpec {
             validate_prefix(p)?;
         }
         validate_image(&self.image)?;
-        if self
-            .remove_after_stop_ms
-            .is_some_and(|ms| ms > crate::model::lifetime::MAX_RETENTION_MS)
-        {
-            return Err(Error::invalid(
-                "removeAfterStopMs",
-                "must be an integer number of milliseconds in 0..2592000000 (30 days)",
-            ));
+        if let Some(ms) = self.remove_after_stop_ms {
+            validate_lifetime_ms("removeAfterStopMs", ms)?;
         }
-        if self
-            .timeout_ms
-            .is_some_and(|ms| ms > crate::model::lifetime::MAX_RETENTION_MS)
-        {
-            return Err(Error::invalid(
-                "timeoutMs",
-                "must be an integer number of milliseconds in 0..2592000000 (30 days)",
-            ));
+        if let Some(ms) = self.timeout_ms {
+            validate_lifetime_ms("timeoutMs", ms)?;
         }
         if let Some(w) = &self.work_dir {
             validate_container_path("workDir", w)?;
@@ -705,20 +694,6 @@ pub fn pids_limit(field: &str, n: f64) -> Result<i64> {
     Ok(n as i64)
 }
 
-/// A JavaScript number that must be a whole number in `min..=max` (ports, byte counts, limits).
-///
-/// # Errors
-/// `E_INVALID_ARGUMENT` naming `field` otherwise.
-pub fn whole_number(field: &str, n: f64, min: i64, max: i64) -> Result<i64> {
-    if !n.is_finite() || n.fract() != 0.0 || n < min as f64 || n > max as f64 {
-        return Err(Error::invalid(
-            field,
-            format!("must be a whole number in {min}..{max}"),
-        ));
-    }
-    Ok(n as i64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1053,9 +1028,42 @@ mod tests {
         assert!(validate_port("p", 0).is_err());
         assert!(validate_port("p", 65536).is_err());
         assert!(validate_port("p", -1).is_err());
-        assert_eq!(whole_number("p", 80.0, 1, 65535).unwrap(), 80);
-        assert!(whole_number("p", 80.5, 1, 65535).is_err());
-        assert!(whole_number("p", f64::NAN, 1, 65535).is_err());
-        assert!(whole_number("p", 70000.0, 1, 65535).is_err());
+    }
+
+    #[test]
+    fn lifetimes_and_memory_are_checked_here_below_at_and_above_their_bounds() {
+        use crate::model::lifetime::MAX_RETENTION_MS;
+        let field = |s: CreateSpec| match s.validate() {
+            Err(Error::InvalidArgument { field, .. }) => Some(field),
+            _ => None,
+        };
+        for ms in [0, 1, MAX_RETENTION_MS] {
+            let mut s = spec();
+            s.remove_after_stop_ms = Some(ms);
+            s.timeout_ms = Some(ms);
+            assert_eq!(field(s), None, "{ms}");
+        }
+        let mut s = spec();
+        s.remove_after_stop_ms = Some(MAX_RETENTION_MS + 1);
+        assert_eq!(field(s).as_deref(), Some("removeAfterStopMs"));
+        let mut s = spec();
+        s.timeout_ms = Some(MAX_RETENTION_MS + 1);
+        let e = s.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("`timeoutMs`") && e.contains("from 0 to 2592000000 (30 days)"),
+            "{e}"
+        );
+        for (bytes, ok) in [
+            (i64::MIN, false),
+            (-1, false),
+            (0, false),
+            (6_291_455, false),
+            (6_291_456, true),
+            (i64::MAX, true),
+        ] {
+            let mut s = spec();
+            s.limits.memory_bytes = Some(bytes);
+            assert_eq!(field(s).is_none(), ok, "{bytes}");
+        }
     }
 }

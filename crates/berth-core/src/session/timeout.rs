@@ -7,13 +7,13 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::connection::Engine;
 use crate::engine::container::{inspect, Facts};
 use crate::model::errors::{Error, Result};
-use crate::model::lifetime::MAX_RETENTION_MS;
+use crate::model::lifetime::validate_lifetime_ms;
 use crate::ownership::{deadlines, records, removal};
 use crate::session::{deadline_timer, keepalive, process_duty, Session};
 
 impl Session {
     /// Moves the session's deadline to now + `ms` milliseconds (0 to
-    /// [`MAX_RETENTION_MS`], 30 days), as e2b's `setTimeout` does; works on a session
+    /// [`crate::model::lifetime::MAX_RETENTION_MS`], 30 days), as e2b's `setTimeout` does; works on a session
     /// created without `timeoutMs` too (its default keep-alive then cannot stop by itself:
     /// the owner's timer and any reaper still remove it). Returns the new deadline, in ms
     /// since the epoch.
@@ -33,12 +33,7 @@ impl Session {
     /// Errors: `E_INVALID_ARGUMENT`, `E_SESSION_BUSY`, `E_SESSION_NOT_FOUND`, `E_ENGINE`,
     /// `E_ENGINE_UNAVAILABLE`, `E_EXEC_TIMEOUT`, `E_ABORTED`.
     pub async fn set_timeout(&self, ms: u64, cancel: &CancellationToken) -> Result<u64> {
-        if ms > MAX_RETENTION_MS {
-            return Err(Error::invalid(
-                "ms",
-                "must be an integer number of milliseconds in 0..2592000000 (30 days)",
-            ));
-        }
+        validate_lifetime_ms("ms", ms)?;
         let engine = self.engine.within(cancel, "setTimeout");
         engine.step(self.set_timeout_within(&engine, ms)).await
     }
