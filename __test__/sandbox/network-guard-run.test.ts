@@ -11,7 +11,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createDockerSandboxProvider } from '../../harness.mjs';
 import { createSession, resumeSession, verifySession, type Session } from '../../index.mjs';
+import { startChild } from '../helpers/child.js';
 import { inspectContainer, listContainers, startContainer, stopContainer } from '../helpers/engine-http.mjs';
+import { request, startEngineProxy } from '../helpers/engine-proxy.mjs';
 import { sessionTest as test } from '../helpers/fixtures.js';
 import { recordsOf } from '../helpers/records.mjs';
 import { testLabels } from '../helpers/run-label.mjs';
@@ -67,17 +69,17 @@ engineSuite('network guard per run', () => {
     await restartBehindBerthsBack(session.id, engine);
     expect(await reachesHost(session)).toBe(true);
 
-    const report = await verifySession(sessionId, engine);
+    const report = await verifySession(sessionId, { ...engine, repair: false });
     expect(report.ok).toBe(false);
     expect(report.findings).toEqual([expect.objectContaining({ code: 'network-unguarded', kind: 'repairable', repaired: false })]);
     // Without repair nothing changed.
     expect(await reachesHost(session)).toBe(true);
 
-    const repaired = await verifySession(sessionId, { ...engine, repair: true });
+    const repaired = await verifySession(sessionId, engine);
     expect(repaired.ok).toBe(true);
     expect(repaired.findings).toEqual([expect.objectContaining({ code: 'network-unguarded', repaired: true })]);
     expect(await reachesHost(session)).toBe(false);
-    expect((await verifySession(sessionId, engine)).ok).toBe(true);
+    expect((await verifySession(sessionId, { ...engine, repair: false })).ok).toBe(true);
 
     for (const takeOver of [false, true]) {
       await restartBehindBerthsBack(session.id, engine);
@@ -97,13 +99,40 @@ engineSuite('network guard per run', () => {
     expect(await guardRecords(session.id)).toEqual([]);
   });
 
+  test('a takeOver resume SIGKILLed between its start and its guard leaves the run unguarded; the next resume guards it', async ({ engine, sessionId, labels, track }) => {
+    const session = track(await createSession({ ...engine, sessionId, labels, image: TEST_IMAGE }));
+    await session.stop({ timeoutMs: 0 });
+    const proxy = await startEngineProxy();
+    const child = await startChild();
+    try {
+      // The only container a resume creates is the guard's helper: held, the resume is past its start.
+      const helperCreate = request('POST', /^\/containers\/create/);
+      const held = proxy.hold(helperCreate);
+      const resuming = child.call('resumeSession', { sessionId, takeOver: true, socketPath: proxy.socketPath }).catch(() => undefined);
+      await held.arrived;
+      await child.kill('SIGKILL');
+      await resuming;
+      // The held create is refused, never forwarded: no helper is made for the dead process.
+      proxy.fail(helperCreate, { status: 500 });
+      held.release();
+    } finally {
+      await child.kill();
+      await proxy.close();
+    }
+    expect((await inspectContainer(session.id, engine))?.State.Running).toBe(true);
+    expect(await reachesHost(session)).toBe(true);
+    const resumed = await resumeSession({ ...engine, sessionId, takeOver: true });
+    expect(await reachesHost(resumed)).toBe(false);
+    expect(await helpersOf(session.id, engine)).toEqual([]);
+  });
+
   test("the harness provider's resume guards an unguarded run before it hands the sandbox out", async ({ engine, sessionId, labels, track }) => {
     const session = track(await createSession({ ...engine, sessionId, labels, image: TEST_IMAGE }));
     await restartBehindBerthsBack(session.id, engine);
     expect(await reachesHost(session)).toBe(true);
     const sandbox = await createDockerSandboxProvider({ ...engine, image: TEST_IMAGE, labels: testLabels() }).resumeSession!({ sessionId });
     try {
-      expect(sandbox.id).toBe(session.id);
+      expect(sandbox.id).toBe(session.name);
       expect(await reachesHost(session)).toBe(false);
     } finally {
       await sandbox.destroy();
