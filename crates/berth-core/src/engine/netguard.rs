@@ -29,9 +29,9 @@ use crate::engine::connection::Engine;
 use crate::engine::container::{inspect, Inspected};
 use crate::engine::netguard_helper::{self, Outcome};
 use crate::engine::netguard_image;
+use crate::engine::netguard_record as guards;
 use crate::model::errors::{Error, Result};
 use crate::model::labels;
-use crate::ownership::guards;
 
 /// Priority of the rules that let a packet through (lower is first).
 const ALLOW_PRIORITY: u32 = 100;
@@ -113,7 +113,7 @@ pub(crate) fn rules(gateways: &[String], ports: &[u16]) -> Vec<String> {
 
 /// Applies the isolation rules to container `id` when it was created isolated (its
 /// [`labels::LOCAL_NETWORK`] label says `blocked`) and has a network namespace of its own,
-/// then records that its current run has them (`ownership::guards`). Call it after every
+/// then records that its current run has them (`engine::netguard_record`). Call it after every
 /// start of the container (or [`ensure`], which skips a run already recorded). Idempotent (a
 /// rule in place counts), so concurrent calls for one container do not conflict.
 ///

@@ -297,7 +297,7 @@ async fn guard_records(engine: &Engine, id: &str) -> Vec<String> {
         .into_iter()
         .filter(|(_, l)| {
             l.get(crate::model::labels::RECORD_KIND).map(String::as_str)
-                == Some(crate::ownership::guards::KIND_GUARD)
+                == Some(crate::engine::netguard_record::KIND_GUARD)
         })
         .map(|(n, _)| n)
         .collect()

@@ -4,7 +4,6 @@
 
 pub(crate) mod cleanup;
 pub(crate) mod deadlines;
-pub(crate) mod guards;
 pub(crate) mod hold;
 pub(crate) mod holders;
 pub(crate) mod provenance;

@@ -1,4 +1,4 @@
-//! Guard records: which run of an isolated container got its network guard's rules, kept on
+//! Netguard record: which run of an isolated container got its network guard's rules, kept on
 //! the engine side where nothing in the sandbox can write (see
 //! `docs/design.md#network-isolation`, "Which run has its rules").
 //!
@@ -9,8 +9,9 @@
 //! berth creates the empty volume `berth-guard-<container id>-<16 hex of SHA-256(StartedAt)>`
 //! labelled with the container id and that `StartedAt`. A running isolated container whose
 //! current `StartedAt` has no such record is a run without its rules. Checking costs one
-//! `GET /volumes/{name}`. The records go with the container
-//! ([`crate::ownership::records::remove_records`], the reaper's record sweep).
+//! `GET /volumes/{name}`. The records are berth records like the others (`dev.berth.record`,
+//! `dev.berth.container-id`), so they go with the container
+//! (`ownership::records::remove_records`, the reaper's record sweep).
 
 use std::collections::HashMap;
 
@@ -20,7 +21,6 @@ use crate::engine::connection::{status, Engine};
 use crate::engine::volumes;
 use crate::model::errors::Result;
 use crate::model::labels::{MANAGED, RECORD_CONTAINER_ID, RECORD_KIND};
-use crate::ownership::records;
 
 /// `dev.berth.record` value of a guard record.
 pub(crate) const KIND_GUARD: &str = "guard";
@@ -78,12 +78,26 @@ pub(crate) async fn record(
         (STARTED_AT.to_string(), started_at.to_string()),
     ]);
     let name = volume(container_id, started_at);
-    records::create(engine, &name, labels, "record network guard").await?;
+    match volumes::create(engine, &name, labels).await? {
+        Ok(_) => {}
+        // Taken (409; Podman 4 answers 500 when two creates of one name race): a concurrent
+        // guard of the same run wrote it, when the volume is there.
+        Err(e) if matches!(status(&e), Some(409) | Some(500)) => {
+            if !has(engine, container_id, started_at).await? {
+                return Err(engine.error("record network guard", e));
+            }
+        }
+        Err(e) => return Err(engine.error("record network guard", e)),
+    }
     // Earlier runs' records. A concurrent guard of a later run may lose its record here: the
     // next check then applies the rules again (idempotent), never the other way round.
-    for (other, l) in records::list(engine, Some(container_id)).await? {
-        if other != name && l.get(RECORD_KIND).map(String::as_str) == Some(KIND_GUARD) {
-            records::delete(engine, &other).await?;
+    let filter = vec![
+        format!("{RECORD_KIND}={KIND_GUARD}"),
+        format!("{RECORD_CONTAINER_ID}={container_id}"),
+    ];
+    for (other, _) in volumes::list_labelled(engine, filter, "list network guard records").await? {
+        if other != name {
+            volumes::delete(engine, &other, "remove network guard record").await?;
         }
     }
     Ok(())
