@@ -343,14 +343,14 @@ export type FindingKind = 'repairable' | 'hard';
 /**
  * One thing verify found wrong with a session's container. Codes are stable:
  * `identity-foreign`, `identity-unrecorded`, `identity-labels`, `state-stopped`, `state-paused`,
- * `state-unusable`, `init-missing`, `exec-failed`, `mount-missing`, `mount-type`,
+ * `state-unusable`, `network-unguarded`, `init-missing`, `exec-failed`, `mount-missing`, `mount-type`,
  * `mount-source`, `mount-mode`, `writable-missing`, `writable-denied`, `writable-read-only`,
  * `port-unmapped` (see docs/recovery.md).
  */
 export interface Finding {
   /** Stable code. */
   code: string;
-  /** `repairable` (start, unpause, ownership and mode of a writable path) or `hard` (recreate). */
+  /** `repairable` (start, unpause, the network guard's rules, ownership and mode of a writable path) or `hard` (recreate). */
   kind: FindingKind;
   /** What is wrong, naming the path or field. */
   message: string;

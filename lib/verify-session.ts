@@ -25,8 +25,9 @@ import {
  * the container's; a probe file written, read back and removed), each of `ports` published.
  *
  * Each finding has a stable `code` and a `kind`. Repairable ones (`state-stopped`,
- * `state-paused`, `writable-missing`, `writable-denied`) are fixed in place (start, unpause,
- * `mkdir -p` + `chown` to the user + `u+rwx`) and the container is verified again; a hard one
+ * `state-paused`, `network-unguarded`, `writable-missing`, `writable-denied`) are fixed in
+ * place (start, unpause, the network guard's rules written again, `mkdir -p` + `chown` to the
+ * user + `u+rwx`) and the container is verified again; a hard one
  * left rejects with `E_VERIFY_FAILED`, its `details.findings` listing every finding. A
  * container that is not this session's is never repaired. With `repair: false` nothing is
  * changed and the findings are returned (`ok: false` when there are any).

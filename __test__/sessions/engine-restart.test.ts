@@ -34,7 +34,7 @@ describe.skipIf(!engineAvailable() || unavailable !== null)(
       const owner = await startChild();
       const created = await owner.call('createSession', { sessionId, image: TEST_IMAGE, labels, ...on });
       const records = await recordsOf(created.id, on);
-      expect(records.map((r) => r.role ?? r.kind).sort()).toEqual(['creator', 'ready']);
+      expect(records.map((r) => r.role ?? r.kind).sort()).toEqual(['creator', 'guard', 'ready']);
 
       await engine.stop();
       const failed = await owner.call('remove', created.handle).catch((e: unknown) => e);

@@ -202,13 +202,13 @@ engineSuite('when a process dies', () => {
     const created = await owner.call('createSession', { sessionId, image: TEST_IMAGE, labels });
     const adopter = await startChild();
     const adopted = await adopter.call('resumeSession', { sessionId });
-    expect((await recordsOf(created.id)).map((r) => r.role ?? r.kind).sort()).toEqual(['adopter', 'creator', 'ready']);
+    expect((await recordsOf(created.id)).map((r) => r.role ?? r.kind).sort()).toEqual(['adopter', 'creator', 'guard', 'ready']);
     await expect(adopter.call('remove', adopted.handle)).resolves.toEqual({ removed: false, reason: 'not-owner' });
-    expect((await recordsOf(created.id)).map((r) => r.role ?? r.kind).sort()).toEqual(['adopter', 'creator', 'ready']);
+    expect((await recordsOf(created.id)).map((r) => r.role ?? r.kind).sort()).toEqual(['adopter', 'creator', 'guard', 'ready']);
     await expect(owner.call('release', created.handle)).resolves.toEqual({ released: false, reason: 'owner' });
     await expect(adopter.call('release', adopted.handle)).resolves.toEqual({ released: true });
     await expect(adopter.call('release', adopted.handle)).resolves.toEqual({ released: false, reason: 'already-released' });
-    expect((await recordsOf(created.id)).map((r) => r.role ?? r.kind).sort()).toEqual(['creator', 'ready']);
+    expect((await recordsOf(created.id)).map((r) => r.role ?? r.kind).sort()).toEqual(['creator', 'guard', 'ready']);
     expect((await inspectContainer(created.id))?.State?.Running).toBe(true);
     await expect(owner.call('remove', created.handle)).resolves.toEqual({ removed: true });
     expect(await recordsOf(created.id)).toEqual([]);

@@ -354,7 +354,7 @@ describe.runIf(await engineAvailable())('parked sessions and handover across wor
     // The container goes behind berth's back: its records stay, each with the caller labels and the session id.
     await removeContainer(s.id, { socketPath: socket });
     const records = await listVolumes({ 'dev.berth.container-id': s.id }, { socketPath: socket });
-    expect(records.map((v) => v.Labels['dev.berth.record']).sort()).toEqual(['deadline', 'holder', 'ready']);
+    expect(records.map((v) => v.Labels['dev.berth.record']).sort()).toEqual(['deadline', 'guard', 'holder', 'ready']);
     for (const v of records) expect(v.Labels).toMatchObject({ ...labels, 'dev.berth.session-id': sessionId });
     const round = await runBerth(['--socket', socket, 'reap', '--yes', '--json', ...labelFlags(labels)]);
     expect(round.code, round.stderr).toBe(0);

@@ -187,12 +187,14 @@ engineSuite('verifySession', () => {
       await deleteVolume(`berth-ready-${relabelled}`);
 
       // The same labels, recorded, but no init process, and a tmpfs where the spec binds a host path.
+      // Started by hand, it also has no network guard record for its run.
       const noInit = await lookAlike({}, { Init: false, Tmpfs: { '/t': '' } });
       await createVolume(`berth-ready-${noInit}`, { ...ready.Labels, 'dev.berth.container-id': noInit });
       const init = await verifySession(sessionId, { repair: false, spec: { mounts: [{ source: hostDir(), target: '/t' }] } });
       expect(init.findings.map((f) => [f.code, f.kind])).toEqual([
         ['init-missing', 'hard'],
         ['mount-type', 'hard'],
+        ['network-unguarded', 'repairable'],
       ]);
       await removeContainer(noInit);
       await deleteVolume(`berth-ready-${noInit}`);

@@ -12,8 +12,8 @@ use bollard::query_parameters::{
 use crate::engine::bounded::STOP_EXTRA_MS;
 use crate::engine::bounded::{CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS};
 use crate::engine::connection::{status, Engine};
-use crate::engine::container::Facts;
 use crate::engine::container::{inspect, list_by_labels};
+use crate::engine::container::{Facts, Inspected};
 use crate::engine::Answer;
 use crate::model::errors::{Error, Result};
 
@@ -148,22 +148,31 @@ pub(crate) async fn stop_by_id(engine: &Engine, id: &str, timeout_ms: u64) -> Re
     }
 }
 
-/// Starts a stopped container (then isolates it again, `engine::netguard`) or unpauses a
-/// paused one, by id.
-pub(crate) async fn wake(engine: &Engine, f: &Facts) -> Result<()> {
+/// Wakes container `c` (as just inspected): starts it when stopped or unpauses it when paused,
+/// by id; then makes sure the run it leaves running has its isolation rules
+/// (`engine::netguard::ensure`): a start makes a new network namespace, and a run found
+/// running may have been started by a process killed before its guard ran, by the engine's
+/// restart policy or by hand. A run whose guard record is in place costs one
+/// `GET /volumes/{name}`.
+/// Errors: `E_ENGINE` (404: the container is gone), `E_ENGINE_UNAVAILABLE`, `E_ABORTED`.
+pub(crate) async fn wake(engine: &Engine, c: &Inspected) -> Result<()> {
+    let f = Facts::from_inspect(c);
     match f.state {
-        "running" | "restarting" => Ok(()),
+        "running" | "restarting" => {}
         "paused" => unpause(engine, &f.id)
             .await?
-            .map_err(|e| engine.error("unpause container", e)),
+            .map_err(|e| engine.error("unpause container", e))?,
         _ => {
             start(engine, &f.id)
                 .await?
                 .map_err(|e| engine.error("start container", e))?;
-            // A start makes a new network namespace: the isolation rules go in again.
-            Box::pin(crate::engine::netguard::isolate(engine, &f.id)).await
+            Box::pin(crate::engine::netguard::ensure(engine, &f.id)).await?;
+            return Ok(());
         }
     }
+    // Running or paused: the same run as inspected (a pause keeps the namespace).
+    Box::pin(crate::engine::netguard::ensure_inspected(engine, c)).await?;
+    Ok(())
 }
 
 /// `POST /containers/{id}/start`, bounded by [`CHANGE_TIMEOUT_MS`]; the isolation rules are

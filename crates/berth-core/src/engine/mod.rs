@@ -18,6 +18,7 @@ pub(crate) mod logs;
 pub(crate) mod netguard;
 pub(crate) mod netguard_helper;
 pub(crate) mod netguard_image;
+pub(crate) mod netguard_record;
 pub(crate) mod networks;
 pub(crate) mod ports;
 pub(crate) mod templates;

@@ -15,11 +15,13 @@
 //! The image (import, cache, other builds' images) is `engine::netguard_image`; one run of the
 //! helper, and the removal it owes whatever happens, `engine::netguard_helper`.
 //!
-//! Engine calls: `GET /containers/{id}/json` (unless the caller inspected it), the image's
+//! Engine calls: `GET /containers/{id}/json` (unless the caller inspected it),
+//! `GET /volumes/{name}` (the run's guard record), the image's
 //! (`GET /images/{name}/json` once per process and engine, `POST /images/create?fromSrc=-`
 //! once per engine and build), the helper's run (`POST /containers/create`,
 //! `POST /containers/{id}/start`, `POST /containers/{id}/wait`, `GET /containers/{id}/logs` on
-//! failure, `DELETE /containers/{id}`).
+//! failure, `DELETE /containers/{id}`), then the guard record's (`POST /volumes/create`,
+//! `GET /volumes?filters=...`, `DELETE /volumes/{name}` of earlier runs' records).
 
 use std::collections::HashMap;
 
@@ -27,6 +29,7 @@ use crate::engine::connection::Engine;
 use crate::engine::container::{inspect, Inspected};
 use crate::engine::netguard_helper::{self, Outcome};
 use crate::engine::netguard_image;
+use crate::engine::netguard_record as guards;
 use crate::model::errors::{Error, Result};
 use crate::model::labels;
 
@@ -109,8 +112,10 @@ pub(crate) fn rules(gateways: &[String], ports: &[u16]) -> Vec<String> {
 }
 
 /// Applies the isolation rules to container `id` when it was created isolated (its
-/// [`labels::LOCAL_NETWORK`] label says `blocked`) and has a network namespace of its own.
-/// Call it after every start of the container. Idempotent (a rule in place counts).
+/// [`labels::LOCAL_NETWORK`] label says `blocked`) and has a network namespace of its own,
+/// then records that its current run has them (`engine::netguard_record`). Call it after every
+/// start of the container (or [`ensure`], which skips a run already recorded). Idempotent (a
+/// rule in place counts), so concurrent calls for one container do not conflict.
 ///
 /// Errors: `E_ENGINE` (the helper could not be imported, created or run, or exited non-zero:
 /// its output in the message; the container is gone: status 404), `E_ENGINE_UNAVAILABLE`,
@@ -130,11 +135,11 @@ fn gone(id: &str) -> Error {
     }
 }
 
-/// [`isolate`] of a container the caller has just inspected (`c`, taken after its start).
-pub(crate) async fn isolate_inspected(engine: &Engine, c: &Inspected) -> Result<()> {
-    let id = c.id.clone().unwrap_or_default();
-    let labels_of = c.labels();
-    let wanted = labels_of
+/// Whether container `c` is one berth keeps off the local network: created isolated (its
+/// [`labels::LOCAL_NETWORK`] label says `blocked`) with a network namespace of its own.
+pub(crate) fn wants_rules(c: &Inspected) -> bool {
+    let wanted = c
+        .labels()
         .get(labels::LOCAL_NETWORK)
         .is_some_and(|v| v == labels::LOCAL_NETWORK_BLOCKED);
     let mode = c
@@ -142,7 +147,62 @@ pub(crate) async fn isolate_inspected(engine: &Engine, c: &Inspected) -> Result<
         .as_ref()
         .and_then(|h| h.network_mode.clone())
         .unwrap_or_default();
-    if !wanted || mode == "none" || mode == "host" || mode.starts_with("container:") {
+    wanted && mode != "none" && mode != "host" && !mode.starts_with("container:")
+}
+
+/// The run of container `c` that has a network namespace now: its `State.StartedAt`, when it
+/// runs (paused included) and is not restarting.
+fn current_run(c: &Inspected) -> Option<String> {
+    let s = c.state.as_ref()?;
+    if s.running != Some(true) || s.restarting == Some(true) {
+        return None;
+    }
+    s.started_at.clone().filter(|t| !t.is_empty())
+}
+
+/// Whether container `c` (as inspected) is an isolated container whose current run has no
+/// guard record: it runs without its rules (or berth cannot tell that it has them).
+/// `GET /volumes/{name}` for an isolated running container, nothing else.
+/// Errors: `E_ENGINE`, `E_ENGINE_UNAVAILABLE`.
+pub(crate) async fn unguarded(engine: &Engine, c: &Inspected) -> Result<bool> {
+    if !wants_rules(c) {
+        return Ok(false);
+    }
+    let Some(run) = current_run(c) else {
+        return Ok(false);
+    };
+    let id = c.id.clone().unwrap_or_default();
+    Ok(!guards::has(engine, &id, &run).await?)
+}
+
+/// Makes sure the current run of container `id` has its rules: inspects it, and when it is an
+/// isolated running container whose run has no guard record, applies them ([`isolate`]).
+/// `Ok(true)` when it applied them. Errors: as [`isolate`].
+pub(crate) async fn ensure(engine: &Engine, id: &str) -> Result<bool> {
+    let Some(c) = inspect(engine, id).await? else {
+        return Err(gone(id));
+    };
+    Box::pin(ensure_inspected(engine, &c)).await
+}
+
+/// [`ensure`] of a container the caller has just inspected (`c`): one `GET /volumes/{name}`
+/// when the run has its rules. Errors: as [`isolate`].
+pub(crate) async fn ensure_inspected(engine: &Engine, c: &Inspected) -> Result<bool> {
+    if !unguarded(engine, c).await? {
+        return Ok(false);
+    }
+    Box::pin(isolate_inspected(engine, c)).await?;
+    Ok(true)
+}
+
+/// [`isolate`] of a container the caller has just inspected (`c`, taken after its start).
+/// The guard record names the run `c` shows: the helper runs after that inspect, so when that
+/// run still lives the rules went into its namespace; when it has ended, no later run has
+/// its `StartedAt`, and the record says nothing about them.
+pub(crate) async fn isolate_inspected(engine: &Engine, c: &Inspected) -> Result<()> {
+    let id = c.id.clone().unwrap_or_default();
+    let labels_of = c.labels();
+    if !wants_rules(c) {
         return Ok(());
     }
     let gateways: Vec<String> = c
@@ -210,7 +270,15 @@ pub(crate) async fn isolate_inspected(engine: &Engine, c: &Inspected) -> Result<
         }
     })
     .await;
-    engine.step(async { outcome }).await
+    engine.step(async { outcome }).await?;
+    // Only now, with the rules in: the run's record (a container that has no run yet, or
+    // whose engine reported none, gets none, and is checked again next time).
+    if let Some(run) = c.state.as_ref().and_then(|s| s.started_at.clone()) {
+        if !run.is_empty() {
+            Box::pin(guards::record(engine, &id, &run, &labels_of)).await?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::common::*;
 use crate::engine::connection::{Engine, EngineOptions};
 use crate::engine::container::{inspect, list_by_labels};
-use crate::engine::netguard::isolate;
+use crate::engine::netguard::{ensure, isolate, unguarded};
 use crate::engine::netguard_helper::{HELPER_FOR_LABEL, HELPER_LABEL};
 use crate::engine::netguard_image;
 use crate::lifecycle::create::create_session;
@@ -287,4 +287,69 @@ async fn a_sandbox_whose_helper_was_left_is_still_removed() {
         .await
         .unwrap();
     assert!(inspect(&engine, &helper).await.unwrap().is_none());
+}
+
+/// The guard records of container `id` (volume names).
+async fn guard_records(engine: &Engine, id: &str) -> Vec<String> {
+    crate::ownership::records::list(engine, Some(id))
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|(_, l)| {
+            l.get(crate::model::labels::RECORD_KIND).map(String::as_str)
+                == Some(crate::engine::netguard_record::KIND_GUARD)
+        })
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// A run started behind berth's back (the state a process killed between its start and its
+/// guard leaves) is told from a guarded one by its guard record, gets its rules from
+/// `ensure`, which keeps one record per container; a guarded run costs no helper; the
+/// records go with the session.
+#[tokio::test]
+async fn a_run_started_behind_berths_back_is_found_and_guarded_again() {
+    let never = CancellationToken::new();
+    let s = create_session(
+        &spec(&unique("guard-run")),
+        &EngineOptions::default(),
+        &never,
+    )
+    .await
+    .unwrap();
+    let engine = s.engine.clone();
+    let c = inspect(&engine, &s.id).await.unwrap().unwrap();
+    assert!(
+        !unguarded(&engine, &c).await.unwrap(),
+        "create records its run"
+    );
+    let first = guard_records(&engine, &s.id).await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert!(
+        !ensure(&engine, &s.id).await.unwrap(),
+        "a guarded run is left alone"
+    );
+
+    crate::engine::calls::stop_by_id(&engine, &s.id, 1_000)
+        .await
+        .unwrap();
+    crate::engine::calls::start(&engine, &s.id)
+        .await
+        .unwrap()
+        .unwrap();
+    let c = inspect(&engine, &s.id).await.unwrap().unwrap();
+    assert!(
+        unguarded(&engine, &c).await.unwrap(),
+        "a new run has no record"
+    );
+    assert!(ensure(&engine, &s.id).await.unwrap());
+    let c = inspect(&engine, &s.id).await.unwrap().unwrap();
+    assert!(!unguarded(&engine, &c).await.unwrap());
+    let now = guard_records(&engine, &s.id).await;
+    assert_eq!(now.len(), 1, "the earlier run's record is gone: {now:?}");
+    assert_ne!(now, first);
+    assert!(no_helper_within(&engine, &s.id).await);
+
+    assert!(s.remove(false, &never).await.unwrap().removed);
+    assert!(guard_records(&engine, &s.id).await.is_empty());
 }

@@ -251,6 +251,9 @@ pub(crate) async fn finish(
             // An entrypoint that exits at once has had the setup and the records' time to do
             // so: no sleep of its own.
             Box::pin(running::ensure_running(session, engine, stage)).await?;
+            // The run handed out is the one the guard wrote its rules into (a start behind
+            // berth's back meanwhile gets them now): an inspect and `GET /volumes/{name}`.
+            Box::pin(crate::engine::netguard::ensure(engine, &session.id)).await?;
             Ok(record)
         }
     }

@@ -101,7 +101,7 @@ pub async fn adopt_unlabelled(
             f.image, f.image_id, spec.image
         )));
     }
-    guard(cancel, OPERATION, wake(&engine, &f))
+    guard(cancel, OPERATION, wake(&engine, &c))
         .await
         .map_err(|e| match e {
             Error::Engine {

@@ -1,7 +1,9 @@
 //! Repair: fixes repairable findings in place, by container id; verify checks again after.
 //!
 //! Engine calls: `POST /containers/{id}/start` (`state-stopped`), `POST /containers/{id}/unpause`
-//! (`state-paused`), and for `writable-missing` / `writable-denied` two execs: `id -u`/`id -g`
+//! (`state-paused`), the network guard after either and for `network-unguarded`
+//! (`GET /containers/{id}/json`, `GET /volumes/{name}`, and when the run has no guard record
+//! the guard's helper run and record: `engine::netguard::ensure`), and for `writable-missing` / `writable-denied` two execs: `id -u`/`id -g`
 //! as the session's user, then, as root, `mkdir -p`, `chown <uid>:<gid>` and `chmod u+rwx` of
 //! the path (passed as an argument, never part of a shell string). Hard findings are left.
 //!
@@ -49,8 +51,11 @@ pub(crate) async fn repair(
                 return Err(engine.error("start container", e));
             }
         }
-        // A start makes a new network namespace: the isolation rules go in again.
-        Box::pin(crate::engine::netguard::isolate(engine, &f.id)).await?;
+    }
+    // A start makes a new network namespace, and a run found without its guard record (also
+    // one that was paused) has no rules: they go in again, before any repair exec runs.
+    if has(code::STATE_STOPPED) || has(code::STATE_PAUSED) || has(code::NETWORK_UNGUARDED) {
+        Box::pin(crate::engine::netguard::ensure(engine, &f.id)).await?;
     }
     let writable: Vec<&str> = findings
         .iter()

@@ -4,7 +4,9 @@
 //! holder and duty records), `GET /images/{ref}/json` (drift by image id, when asked),
 //! `POST /volumes/create` (this handle's holder record, or a duty claim; a handover's
 //! settled record as its last step), then by id
-//! `POST /containers/{id}/start` (stopped) or `POST /containers/{id}/unpause` (paused).
+//! `POST /containers/{id}/start` (stopped) or `POST /containers/{id}/unpause` (paused), and
+//! the network guard's check of the run left running (`GET /volumes/{name}`; when that run
+//! has no guard record, the guard's helper run and its record: `engine::netguard`).
 
 use tokio_util::sync::CancellationToken;
 
@@ -71,6 +73,11 @@ pub struct ResumeSpec {
 /// `take_over` when the duty holder (the creator, or the last inheritor) is dead,
 /// `inherited`: its `remove()` removes the container. Every handle is recorded as a
 /// holder before the container is started or unpaused.
+///
+/// An isolated session (created without `localNetwork`) is handed out only with its network
+/// guard's rules in the run it leaves running: a run without a guard record (started by a
+/// process killed before its guard ran, by the engine's restart policy, by hand) gets them
+/// before this returns (`engine::netguard::ensure_inspected`).
 ///
 /// Errors: `E_INVALID_ARGUMENT`, `E_ENGINE_UNAVAILABLE`, `E_SESSION_NOT_FOUND` (absent, being
 /// removed, or removed meanwhile through another handle of this process),
@@ -303,7 +310,7 @@ async fn adopt(
         if removing.as_ref().is_some_and(|s| s.is_done()) {
             return Err(not_found());
         }
-        wake(engine, &f).await.map_err(|e| match e {
+        wake(engine, &c).await.map_err(|e| match e {
             Error::Engine {
                 status: Some(404), ..
             } => not_found(),

@@ -3,7 +3,8 @@
 //!
 //! Engine calls: `GET /containers/{name or id}/json`, `GET /images/{id}/json` (provenance),
 //! `GET /volumes/berth-ready-<id>` (the creation record), and, while the container runs,
-//! execs (`POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`):
+//! `GET /volumes/berth-guard-<id>-<run>` (an isolated container's network guard record for
+//! its current run, `network-unguarded` when missing) and execs (`POST /containers/{id}/exec`, `POST /exec/{id}/start`, `GET /exec/{id}/json`):
 //! `cat /proc/1/comm` (exec works, PID 1 is an init) and one writable probe per declared
 //! writable path (a probe file written, read back, removed; the path is an argument, never
 //! part of a shell string).
@@ -221,6 +222,16 @@ pub(crate) async fn check(
     if f.state != "running" {
         // Exec, writable paths and ports are checked once the container runs (after repair).
         return Ok((c, out));
+    }
+    if crate::engine::netguard::unguarded(engine, &c).await? {
+        out.push(Finding::repairable(
+            code::NETWORK_UNGUARDED,
+            format!(
+                "container {} is isolated, but nothing records that its current run (started {}) got the network guard's rules: it may reach the local network",
+                f.id,
+                c.state.as_ref().and_then(|s| s.started_at.as_deref()).unwrap_or("?")
+            ),
+        ));
     }
     let entry = c
         .config

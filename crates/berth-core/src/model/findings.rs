@@ -12,7 +12,8 @@ use crate::model::spec::Mount;
 /// Whether berth can fix a finding in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Fixed in place by repair (start, unpause, ownership and mode of a writable path).
+    /// Fixed in place by repair (start, unpause, the network guard's rules, ownership and mode
+    /// of a writable path).
     Repairable,
     /// Only a new container fixes it (`recreateSession`), or the container is not ours.
     Hard,
@@ -61,6 +62,10 @@ pub(crate) mod code {
     pub(crate) const WRITABLE_DENIED: &str = "writable-denied";
     /// Hard: a declared writable path lies on a read-only mount or a read-only root filesystem.
     pub(crate) const WRITABLE_READ_ONLY: &str = "writable-read-only";
+    /// Repairable: an isolated container runs without a record that its current run got the
+    /// network guard's rules (started by a process killed before its guard ran, by the
+    /// engine's restart policy, by hand); repair applies them.
+    pub(crate) const NETWORK_UNGUARDED: &str = "network-unguarded";
     /// Hard: a spec port is not published on the host.
     pub(crate) const PORT_UNMAPPED: &str = "port-unmapped";
 }

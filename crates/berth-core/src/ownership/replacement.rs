@@ -282,7 +282,7 @@ pub(crate) async fn roll_back_old(engine: &Engine, r: &Replacement) -> Result<()
             rename(engine, &r.old_id, &r.name).await?;
         }
         if r.was_running {
-            crate::engine::calls::wake(engine, &f).await?;
+            crate::engine::calls::wake(engine, &c).await?;
         }
     }
     drop_records(engine, &r.old_id).await
