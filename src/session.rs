@@ -9,6 +9,7 @@ use napi_derive::napi;
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use super::files::{BindingFileReader, BindingFileWriter};
+use super::metrics::{BindingMetrics, BindingMetricsOptions};
 use super::peek_options::{owner_js, BindingOwner};
 use super::process::BindingExecProcess;
 use super::recovery::{BindingReplaced, BindingVerification};
@@ -236,6 +237,31 @@ impl BindingSession {
                 released: out.released,
                 reason: out.reason.map(str::to_string),
             })
+        })
+    }
+
+    /// One usage sample of the container: CPU share since this handle's previous sample
+    /// (percent of one CPU), memory and its limit (bytes), processes and the pids limit,
+    /// network and block I/O bytes; `running: false` and no figures when berth stopped it.
+    ///
+    /// Engine API: `GET /containers/{id}/stats?stream=false&one-shot=true` (and once per
+    /// handle `GET /containers/{id}/json`). Errors: `E_INVALID_ARGUMENT` (`timeoutMs`),
+    /// `E_SESSION_DEAD`, `E_SESSION_NOT_FOUND`, `E_ABORTED`, `E_ENGINE_UNAVAILABLE`, `E_ENGINE`.
+    #[napi(ts_return_type = "Promise<BindingMetrics>")]
+    pub fn metrics<'e>(
+        &self,
+        env: &'e Env,
+        options: Option<BindingMetricsOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, BindingMetrics>> {
+        let inner = self.inner.clone();
+        let cancel = token_of(token);
+        let timeout = options.and_then(|o| o.timeout_ms);
+        env.spawn_future(async move {
+            let timeout_ms = js(timeout
+                .map(|t| whole_number("timeoutMs", t, 1, i64::from(i32::MAX)).map(|t| t as u64))
+                .transpose())?;
+            js(inner.metrics(timeout_ms, &cancel).await).map(Into::into)
         })
     }
 

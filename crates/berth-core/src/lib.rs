@@ -53,6 +53,7 @@ pub use engine::info::engine_info;
 pub use lifecycle::create::create_session;
 pub use lifecycle::legacy::adopt_unlabelled;
 pub use lifecycle::list::{list_sessions, list_unmanaged};
+pub use lifecycle::metrics::container_metrics;
 pub use lifecycle::peek::peek;
 pub use lifecycle::reap::reap_orphans;
 pub use lifecycle::recreate::recreate_session;
@@ -94,6 +95,7 @@ pub use model::drift::{DriftSpec, OnDrift, ResumeFields};
 pub use model::findings::{Finding, Kind as FindingKind};
 pub use model::identity::{liveness, Liveness, Owner};
 pub use model::lifetime::MAX_RETENTION_MS;
+pub use model::metrics::{Configured as ConfiguredLimits, Metrics};
 pub use model::naming::{container_name, DEFAULT_PREFIX};
 pub use model::pull::{validate_platform, ProgressSink, PullProgress};
 pub use model::spec::{

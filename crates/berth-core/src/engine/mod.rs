@@ -20,6 +20,7 @@ pub(crate) mod netguard_helper;
 pub(crate) mod netguard_image;
 pub(crate) mod networks;
 pub(crate) mod ports;
+pub(crate) mod stats;
 pub(crate) mod templates;
 pub(crate) mod top;
 #[cfg(unix)]
