@@ -829,6 +829,7 @@ export interface SessionMetrics {
   running: boolean;
   /** When the engine took the sample, in ms since the epoch (`read` of the stats answer). */
   sampledAt: number | null;
+  /** CPU: the share, the time used, the CPUs and the limit. */
   cpu: {
     /**
      * CPU share since the previous sample of the same handle, in percent of ONE CPU (200:
@@ -843,6 +844,7 @@ export interface SessionMetrics {
     /** The CPU limit the container was created with (`cpus`), in CPUs; `null`: none. */
     limit: number | null;
   };
+  /** Memory in use and its limit. */
   memory: {
     /**
      * Memory in use, in bytes, without the page cache's inactive files (as `docker stats`:
@@ -852,18 +854,21 @@ export interface SessionMetrics {
     /** The memory limit the engine reports, in bytes (the host's memory when none was set). */
     limitBytes: number | null;
   };
+  /** Processes and the pids limit. */
   pids: {
     /** Processes (tasks) in the container's cgroup. */
     current: number | null;
     /** The pids limit (`pidsLimit`); `null`: none. */
     limit: number | null;
   };
+  /** Network bytes since the container started. */
   network: {
     /** Bytes received since the container started, summed over its interfaces. */
     rxBytes: number | null;
     /** Bytes sent since the container started, summed over its interfaces. */
     txBytes: number | null;
   };
+  /** Block device bytes since the container started. */
   blockIo: {
     /** Bytes read from block devices since the container started. */
     readBytes: number | null;

@@ -319,7 +319,8 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
    * (percent of one CPU; `null` on the first), memory and its limit, processes and the pids
    * limit, network and block I/O bytes. See `Session.metrics` for the shape, units and errors
    * (`E_SESSION_DEAD` with `details.cause` when the sandbox died). Not part of the AI SDK's
-   * interface: reach it on the object the provider's `createSession`/`resumeSession` returns.
+   * interface: reach it on the object the provider's `createSession`/`resumeSession` returns
+   * (`HarnessAgent` hands it to the adapter's `doStart`; `onSession` gets the restricted view).
    *
    * Engine API: `GET /containers/{id}/stats?stream=false&one-shot=true`.
    */

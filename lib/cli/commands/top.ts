@@ -121,7 +121,14 @@ async function round(
   const worker = async (): Promise<void> => {
     while (next < rows.length) {
       const row = rows[next++]!;
-      const sample = await containerMetrics(row.session.id, previous.get(row.session.id), { ...ctx.engine, abortSignal });
+      // A container going away under the round (the engine's 409/500 while it is removed)
+      // drops its row; the engine down, an abort or bad input ends the command.
+      const sample = await containerMetrics(row.session.id, previous.get(row.session.id), { ...ctx.engine, abortSignal }).catch(
+        (error: unknown) => {
+          if (BerthError.isInstance(error) && error.code === 'E_ENGINE') return null;
+          throw error;
+        },
+      );
       if (sample?.metrics.running) previous.set(row.session.id, sample.native);
       else previous.delete(row.session.id);
       row.metrics = sample?.metrics ?? null;
