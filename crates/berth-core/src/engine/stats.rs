@@ -11,7 +11,7 @@ use bollard::models::ContainerStatsResponse;
 use futures_util::StreamExt;
 
 use crate::engine::bounded::READ_TIMEOUT_MS;
-use crate::engine::connection::{Engine, EngineKind};
+use crate::engine::connection::Engine;
 use crate::engine::Answer;
 use crate::model::errors::Result;
 use crate::model::lifetime::parse_engine_time;
@@ -169,39 +169,6 @@ pub(crate) fn metrics_of(
     }
 }
 
-/// `m` as the container sees its network: Podman before 4.4 reports the host side of the
-/// container's interface, so its `rx_bytes` is what the container sent and `tx_bytes` what it
-/// received (containers/podman#16618, measured here on 4.3.1: a 512 KiB upload from the
-/// container grew `rx_bytes`). Those two are swapped back; every other engine's are kept.
-pub(crate) fn as_container_sees(engine: &Engine, m: Metrics) -> Metrics {
-    if swaps_network(engine.kind, &engine.version) {
-        Metrics {
-            network_rx_bytes: m.network_tx_bytes,
-            network_tx_bytes: m.network_rx_bytes,
-            ..m
-        }
-    } else {
-        m
-    }
-}
-
-/// Whether engine `kind` at `version` (`4.3.1`) reports network bytes from the host side:
-/// Podman before 4.4 (an unreadable Podman version counts as such only when it starts `4.`
-/// with a minor below 4 or `3.` and before).
-fn swaps_network(kind: EngineKind, version: &str) -> bool {
-    if kind != EngineKind::Podman {
-        return false;
-    }
-    let mut parts = version.split(|c: char| !c.is_ascii_digit());
-    let major: Option<u64> = parts.next().and_then(|p| p.parse().ok());
-    let minor: Option<u64> = parts.next().and_then(|p| p.parse().ok());
-    match (major, minor) {
-        (Some(m), _) if m < 4 => true,
-        (Some(4), Some(n)) => n < 4,
-        _ => false,
-    }
-}
-
 /// The engine's earlier CPU reading in the same answer, when it is a real one: a `preread`
 /// time after 1970 and a non-zero CPU time (Docker without `one-shot`; Podman sends zeros).
 fn engine_precpu(s: &ContainerStatsResponse) -> Option<CpuMark> {
@@ -332,16 +299,6 @@ mod tests {
             assert_eq!(m.cpu_percent, Some(0.0), "{paused}");
             assert!(m.memory_bytes.is_some() && m.pids.is_some());
         }
-    }
-
-    #[test]
-    fn podman_before_4_4_reports_the_host_side_of_the_network() {
-        assert!(swaps_network(EngineKind::Podman, "4.3.1"));
-        assert!(swaps_network(EngineKind::Podman, "3.4.4"));
-        assert!(!swaps_network(EngineKind::Podman, "4.4.0"));
-        assert!(!swaps_network(EngineKind::Podman, "5.2.1"));
-        assert!(!swaps_network(EngineKind::Podman, "dev"));
-        assert!(!swaps_network(EngineKind::Docker, "20.10.24+dfsg1"));
     }
 
     #[test]

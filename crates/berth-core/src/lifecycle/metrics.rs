@@ -41,10 +41,11 @@ pub async fn container_metrics(
         },
     };
     match stats::sample(&engine, id, STATS_TIMEOUT_MS).await? {
-        Ok(answer) => {
-            let m = stats::metrics_of(answer.as_ref(), previous.filter(|p| p.running), configured);
-            Ok(Some(stats::as_container_sees(&engine, m)))
-        }
+        Ok(answer) => Ok(Some(stats::metrics_of(
+            answer.as_ref(),
+            previous.filter(|p| p.running),
+            configured,
+        ))),
         Err(e) if status(&e) == Some(404) => Ok(None),
         Err(e) => Err(engine.error("read usage figures", e)),
     }
