@@ -96,8 +96,14 @@ engineSuite('usage figures', () => {
     expect(upload.exitCode).toBe(0);
     expect(received).toBeGreaterThanOrEqual(524288);
     const after = await session.metrics();
-    expect(after.network.txBytes! - before.network.txBytes!).toBeGreaterThanOrEqual(524288);
-    expect(after.network.rxBytes!).toBeGreaterThan(before.network.rxBytes!);
+    // Podman 4.3 may send received and sent swapped (containers/podman#16618): the direction
+    // is asserted on Docker only, the bytes on both.
+    const moved = (m: SessionMetrics) => m.network.txBytes! + m.network.rxBytes!;
+    expect(moved(after) - moved(before)).toBeGreaterThanOrEqual(524288);
+    if (process.env.BERTH_TEST_ENGINE !== 'podman') {
+      expect(after.network.txBytes! - before.network.txBytes!).toBeGreaterThanOrEqual(524288);
+      expect(after.network.rxBytes!).toBeGreaterThan(before.network.rxBytes!);
+    }
   });
 
   test('paused: figures with CPU 0; stopped by berth: no figures; bad input first', async ({ engine, session }) => {
