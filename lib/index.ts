@@ -119,6 +119,8 @@ export type {
   RemoveResult,
   ResumeSessionOptions,
   SessionListing,
+  SessionMetrics,
+  MetricsOptions,
   SessionScope,
   SessionState,
   SessionLifecycle,

@@ -4,6 +4,7 @@ import { loadBinding, type NativeCancelToken, type NativeSession } from './bindi
 import { AbortedError } from './errors/aborted-error';
 import { ExecProcess } from './exec-process';
 import { expectByteSource, fileStream, pipeToWriter, type ByteSource } from './file-stream';
+import { metricsOf } from './metrics';
 import { callNative, callNativeSync } from './native-call';
 import type {
   CallOptions,
@@ -14,6 +15,8 @@ import type {
   ExecResult,
   ExecTextResult,
   Finding,
+  MetricsOptions,
+  SessionMetrics,
   NetworkPolicy,
   Owner,
   Replaced,
@@ -30,6 +33,7 @@ import type {
 import {
   CALL_OPTION_KEYS,
   EXEC_OPTION_KEYS,
+  METRICS_OPTION_KEYS,
   NETWORK_POLICY_KEYS,
   READ_FILE_OPTION_KEYS,
   REMOVE_OPTION_KEYS,
@@ -418,6 +422,43 @@ export class Session implements AsyncDisposable {
     expectPort(port, 'port');
     const signal = callSignal(options);
     return callNative(() => withAbort(signal, 'hostAddress', (token) => this.#native.hostAddress(port, token)));
+  }
+
+  /**
+   * One usage sample of the container, from ONE engine request: CPU share, memory and its
+   * limit, processes and the pids limit, network and block I/O bytes (shape and units:
+   * {@link SessionMetrics}; bytes, percent of one CPU, ms). A figure the engine does not
+   * report is `null`. The CPU share is measured since this handle's previous `metrics()`
+   * call, so the first call's `cpu.percent` is `null`: sample twice, some time apart. A paused
+   * session reports its figures (CPU share 0); one berth stopped resolves `running: false`
+   * with every figure `null`.
+   *
+   * Engine API: `GET /containers/{id}/stats?stream=false&one-shot=true` (Docker answers at its
+   * collector's next tick, up to about 1 s); the handle's first call also reads the configured
+   * limits once (`GET /containers/{id}/json`).
+   *
+   * @param options `timeoutMs`: bound of the whole call (default 10000, the request's own
+   *   timeout); `abortSignal` (`E_ABORTED`).
+   * @throws InvalidArgumentError `E_INVALID_ARGUMENT` for bad options, before any engine call.
+   * @throws SessionDeadError `E_SESSION_DEAD` when the container died or was removed outside
+   *   berth (`details.cause`).
+   * @throws SessionNotFoundError `E_SESSION_NOT_FOUND` once berth removed the container.
+   * @throws EngineUnavailableError `E_ENGINE_UNAVAILABLE` when no answer came within `timeoutMs`.
+   * @example
+   * ```ts
+   * await session.metrics(); // primes the CPU share
+   * const m = await session.metrics();
+   * console.log(m.cpu.percent, m.memory.usedBytes, m.pids.current);
+   * ```
+   */
+  async metrics(options: MetricsOptions = {}): Promise<SessionMetrics> {
+    expectOptionalOptions(options, 'options', METRICS_OPTION_KEYS);
+    expectOptionalNumber(options.timeoutMs, 'timeoutMs'); // its range (1 to 2^31 - 1) is the core's
+    expectOptionalSignal(options.abortSignal, 'abortSignal');
+    const native = compact({ timeoutMs: options.timeoutMs });
+    return metricsOf(
+      await callNative(() => withAbort(options.abortSignal, 'metrics', (token) => this.#native.metrics(native, token))),
+    );
   }
 
   /**

@@ -810,6 +810,76 @@ export interface StopResult {
   reason?: string;
 }
 
+/** Options of {@link Session.metrics}. */
+export interface MetricsOptions extends CallOptions {
+  /**
+   * Bound of the whole call, in milliseconds (1 to 2^31-1); past it the call rejects
+   * `E_ENGINE_UNAVAILABLE`. @default 10000 (the stats request's own timeout)
+   */
+  timeoutMs?: number;
+}
+
+/** @internal Keys of {@link MetricsOptions}. */
+export const METRICS_OPTION_KEYS = optionKeys<MetricsOptions>()(['timeoutMs', 'abortSignal']);
+
+/**
+ * One usage sample of a session's container ({@link Session.metrics}, `berth top --json`).
+ * A figure the engine did not report is `null`, never a made-up 0; every figure is `null`
+ * when `running` is false (berth stopped the session).
+ */
+export interface SessionMetrics {
+  /** Whether the container is running (a paused one counts: its figures, CPU share 0). */
+  running: boolean;
+  /** When the engine took the sample, in ms since the epoch (`read` of the stats answer). */
+  sampledAt: number | null;
+  /** CPU: the share, the time used, the CPUs and the limit. */
+  cpu: {
+    /**
+     * CPU share since the previous sample of the same handle, in percent of ONE CPU (200:
+     * two CPUs busy; at most `onlineCpus` × 100, or `limit` × 100). `null` on a handle's
+     * first sample: a share needs two readings.
+     */
+    percent: number | null;
+    /** CPU time the container used since it started, in ms (fractional). */
+    usedMs: number | null;
+    /** CPUs online for the container, as the engine reports them. */
+    onlineCpus: number | null;
+    /** The CPU limit the container was created with (`cpus`), in CPUs; `null`: none. */
+    limit: number | null;
+  };
+  /** Memory in use and its limit. */
+  memory: {
+    /**
+     * Memory in use, in bytes, without the page cache's inactive files (as `docker stats`:
+     * `usage - total_inactive_file` on cgroup v1, `usage - inactive_file` on v2).
+     */
+    usedBytes: number | null;
+    /** The memory limit the engine reports, in bytes (the host's memory when none was set). */
+    limitBytes: number | null;
+  };
+  /** Processes and the pids limit. */
+  pids: {
+    /** Processes (tasks) in the container's cgroup. */
+    current: number | null;
+    /** The pids limit (`pidsLimit`); `null`: none. */
+    limit: number | null;
+  };
+  /** Network bytes since the container started. */
+  network: {
+    /** Bytes received since the container started, summed over its interfaces. */
+    rxBytes: number | null;
+    /** Bytes sent since the container started, summed over its interfaces. */
+    txBytes: number | null;
+  };
+  /** Block device bytes since the container started. */
+  blockIo: {
+    /** Bytes read from block devices since the container started. */
+    readBytes: number | null;
+    /** Bytes written to block devices since the container started. */
+    writeBytes: number | null;
+  };
+}
+
 /** Options of {@link Session.remove}. */
 export interface RemoveOptions extends CallOptions {
   /** Remove even an adopted session. @default false */

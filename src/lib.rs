@@ -14,6 +14,7 @@ mod files;
 mod functions;
 mod legacy;
 mod listing;
+mod metrics;
 mod options;
 mod peek_options;
 mod process;

@@ -9,6 +9,7 @@ use napi_derive::napi;
 use super::cancel::{token_of, CancelToken};
 use super::errors::js;
 use super::files::{BindingFileReader, BindingFileWriter};
+use super::metrics::{BindingMetrics, BindingMetricsOptions};
 use super::peek_options::{owner_js, BindingOwner};
 use super::process::BindingExecProcess;
 use super::recovery::{BindingReplaced, BindingVerification};
@@ -217,6 +218,24 @@ impl BindingSession {
                 released: out.released,
                 reason: out.reason.map(str::to_string),
             })
+        })
+    }
+
+    /// One usage sample of the container. Converts [`berth_core::Session::metrics`]: see it for
+    /// the figures, the engine calls and errors.
+    #[napi(ts_return_type = "Promise<BindingMetrics>")]
+    pub fn metrics<'e>(
+        &self,
+        env: &'e Env,
+        options: Option<BindingMetricsOptions>,
+        token: Option<&CancelToken>,
+    ) -> napi::Result<PromiseRaw<'e, BindingMetrics>> {
+        let inner = self.inner.clone();
+        let cancel = token_of(token);
+        let timeout = options.and_then(|o| o.timeout_ms);
+        env.spawn_future(async move {
+            let timeout_ms = js(berth_core::js_integer_opt::<u64>("timeoutMs", timeout))?;
+            js(inner.metrics(timeout_ms, &cancel).await).map(Into::into)
         })
     }
 

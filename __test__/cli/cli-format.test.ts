@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { collectLabel, formatInterval, parseAge, parseInterval } from '../../dist/cli/arguments.js';
 import { colours } from '../../dist/cli/colour.js';
 import { renderSessions } from '../../dist/cli/commands/ls.js';
+import { renderTop, topJson } from '../../dist/cli/commands/top.js';
 import { age, bytes, expiry, ports, state, until } from '../../dist/cli/format.js';
 import { cut, fitWidths, renderTable, shorten } from '../../dist/cli/table.js';
 import { fakeListing, fakeListings } from '../helpers/fake-listings.mjs';
@@ -76,6 +77,42 @@ describe('berth command line helpers', () => {
     const red = '\x1b[31mexpired-long\x1b[39m';
     expect(cut(red, 5)).toBe('\x1b[31mexpi…\x1b[0m');
     expect(cut('漢字漢字', 5)).toBe('漢字…');
+  });
+
+  it('renders the top table: figures as docker stats writes them, `-` for what the engine did not report', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const running = {
+      running: true,
+      sampledAt: now,
+      cpu: { percent: 87.456, usedMs: 1234.5, onlineCpus: 2, limit: 1 },
+      memory: { usedBytes: 14_237_696, limitBytes: 134_217_728 },
+      pids: { current: 3, limit: 64 },
+      network: { rxBytes: 1_500, txBytes: 524_288 },
+      blockIo: { readBytes: 0, writeBytes: 4_096 },
+    };
+    const stopped = {
+      running: false,
+      sampledAt: null,
+      cpu: { percent: null, usedMs: null, onlineCpus: null, limit: null },
+      memory: { usedBytes: null, limitBytes: null },
+      pids: { current: null, limit: null },
+      network: { rxBytes: null, txBytes: null },
+      blockIo: { readBytes: null, writeBytes: null },
+    };
+    // Podman sends no pids limit when none was set, and a first sample no CPU share.
+    const first = { ...running, cpu: { ...running.cpu, percent: null }, pids: { current: 2, limit: null } };
+    const rows = [
+      { session: fakeListing(1, now), metrics: running },
+      { session: fakeListing(2, now, { state: 'exited' }), metrics: stopped },
+      { session: fakeListing(3, now), metrics: first },
+    ];
+    const lines = renderTop(rows, { c: colours(false) }).split('\n');
+    expect(lines[0]).toMatch(/^SESSION +NAME +STATE +CPU % +MEM USAGE \/ LIMIT +MEM % +PIDS +NET I\/O +BLOCK I\/O$/);
+    expect(lines[1]).toMatch(/^agent-session-1 +berth-agent-session-1-0a1b2c3d +running +87\.46% +14 MB \/ 134 MB +10\.61% +3 \/ 64 +1\.5 kB \/ 524 kB +0 B \/ 4\.1 kB$/);
+    expect(lines[2]).toMatch(/^agent-session-2 +\S+ +exited +- +- \/ - +- +- +- \/ - +- \/ -$/);
+    expect(lines[3]).toMatch(/ running +- +14 MB \/ 134 MB +10\.61% +2 +1\.5 kB/);
+    expect(renderTop([], { c: colours(false) })).toBe('no sessions');
+    expect(topJson(rows[0]!)).toEqual({ sessionId: 'agent-session-1', name: 'berth-agent-session-1-0a1b2c3d', id: rows[0]!.session.id, state: 'running', ...running });
   });
 
   it('renders the ls table of 10,000 sessions, every row whole and aligned (numbers printed, no timing assertion)', () => {

@@ -5,6 +5,7 @@ import { registerPeek } from './commands/peek';
 import { registerReap } from './commands/reap';
 import { registerRm } from './commands/rm';
 import { registerTemplates } from './commands/templates';
+import { registerTop } from './commands/top';
 
 /** The package's version, from its package.json (two levels above `dist/cli/`). */
 function packageVersion(): string {
@@ -17,7 +18,7 @@ function packageVersion(): string {
  */
 export function buildProgram(): Command {
   const program = new Command('berth')
-    .description('look after berth sandbox sessions: list, inspect, remove, reap orphans, templates, engine')
+    .description('look after berth sandbox sessions: list, inspect, usage figures, remove, reap orphans, templates, engine')
     .version(packageVersion(), '-V, --version', 'print the version')
     .addOption(new Option('--engine <name>', 'the engine to use').choices(['docker', 'podman']))
     .option('--socket <path>', 'the engine endpoint: a unix socket path, unix:// or tcp:// URL (wins over everything)')
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
     );
   registerLs(program);
   registerPeek(program);
+  registerTop(program);
   registerRm(program);
   registerReap(program);
   registerTemplates(program);

@@ -1,6 +1,7 @@
 import type { HarnessV1NetworkPolicy, HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint } from '@ai-sdk/harness';
 import type { ExecProcess } from '../exec-process';
 import type { Session } from '../session';
+import type { MetricsOptions, SessionMetrics } from '../types';
 import { expectByteSource } from '../file-stream';
 import { expectObject, expectOptionalSignal, expectOptionalString, expectString, invalid } from '../validate';
 import { abortReason, rejectWithAbortReason } from './abort-reason';
@@ -319,6 +320,18 @@ export class BerthSandboxSession implements HarnessV1NetworkSandboxSession {
     }
     await this.#session.setNetworkPolicy({ mode: policy.mode });
   };
+
+  /**
+   * One usage sample of the sandbox: CPU share since this session object's previous sample
+   * (percent of one CPU; `null` on the first), memory and its limit, processes and the pids
+   * limit, network and block I/O bytes. See `Session.metrics` for the shape, units and errors
+   * (`E_SESSION_DEAD` with `details.cause` when the sandbox died). Not part of the AI SDK's
+   * interface: reach it on the object the provider's `createSession`/`resumeSession` returns
+   * (`HarnessAgent` hands it to the adapter's `doStart`; `onSession` gets the restricted view).
+   *
+   * Engine API: `GET /containers/{id}/stats?stream=false&one-shot=true`.
+   */
+  readonly metrics = (options?: MetricsOptions): Promise<SessionMetrics> => this.#session.metrics(options);
 
   /** The file and process surface only: no stop, destroy or ports. Same container. */
   readonly restricted = (): SandboxSession => restrictedView(this);

@@ -27,6 +27,7 @@ use berth_agent::protocol::WriteStatus;
 pub(crate) mod deadline_timer;
 mod death;
 pub(crate) mod keepalive;
+mod metrics;
 pub(crate) mod process_duty;
 mod timeout;
 use process_duty::Shared;
@@ -128,6 +129,10 @@ pub struct Session {
     commands: CommandChannels,
     /// The container's cgroup OOM kill count this handle saw last (see [`Session::exec`]).
     oom_seen: std::sync::atomic::AtomicU64,
+    /// This handle's last usage sample, for the next one's CPU share ([`Session::metrics`]).
+    last_metrics: std::sync::Mutex<Option<crate::model::metrics::Metrics>>,
+    /// The container's configured limits, read on the first [`Session::metrics`].
+    configured: OnceCell<crate::model::metrics::Configured>,
 }
 
 /// The mutable part of a handle: its duty and its own holder record.
@@ -181,6 +186,8 @@ impl Session {
             file_access: std::sync::Mutex::new(FileAccess::User),
             commands: CommandChannels::default(),
             oom_seen: std::sync::atomic::AtomicU64::new(0),
+            last_metrics: std::sync::Mutex::new(None),
+            configured: OnceCell::new(),
         }
     }
 

@@ -21,6 +21,7 @@ pub(crate) mod netguard_image;
 pub(crate) mod netguard_record;
 pub(crate) mod networks;
 pub(crate) mod ports;
+pub(crate) mod stats;
 pub(crate) mod templates;
 pub(crate) mod top;
 #[cfg(unix)]

@@ -6,6 +6,7 @@ pub(crate) mod create_failure;
 pub(crate) mod expiry;
 pub(crate) mod legacy;
 pub(crate) mod list;
+pub(crate) mod metrics;
 pub(crate) mod opening;
 pub(crate) mod peek;
 pub(crate) mod reap;

@@ -11,6 +11,7 @@ pub(crate) mod findings;
 pub(crate) mod identity;
 pub(crate) mod labels;
 pub(crate) mod lifetime;
+pub(crate) mod metrics;
 pub(crate) mod naming;
 pub(crate) mod pull;
 pub(crate) mod spec;
