@@ -1,3 +1,5 @@
+import { constants as bufferConstants } from 'node:buffer';
+
 import { loadBinding } from './binding';
 import { callNativeSync } from './native-call';
 import { expectOptionalNumber, invalid } from './validate';
@@ -28,12 +30,14 @@ export interface BufferBudget {
  *
  * @param bytes Whole bytes, from 0 (every buffered call is then truncated at its first byte).
  * @returns The budget before the call, in bytes.
- * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` when `bytes` is not a whole number from 0.
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` when `bytes` is not a whole number from 0
+ *   to a Buffer's maximum length (`buffer.constants.MAX_LENGTH`).
  */
 export function setBufferBudget(bytes: number): number {
   if (typeof bytes !== 'number') invalid('bytes', `expected a number, got ${typeof bytes}`);
-  // A safe integer (JavaScript's own bound); a negative one is refused by the binding's conversion.
-  expectOptionalNumber(bytes, 'bytes');
+  // At most a Buffer's maximum length (JavaScript's own bound, as `maxBufferBytes`); a negative
+  // one is refused by the binding's conversion.
+  expectOptionalNumber(bytes, 'bytes', { max: bufferConstants.MAX_LENGTH });
   return callNativeSync(() => loadBinding().setBufferBudget(bytes));
 }
 

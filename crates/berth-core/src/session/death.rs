@@ -36,6 +36,8 @@ enum Look {
     NotEnded,
     /// Ended without a death: stopped or removed by berth, or never started.
     Settled,
+    /// Gone, removed through berth by another handle or process (its records went with it).
+    RemovedByBerth,
 }
 
 impl Session {
@@ -51,7 +53,7 @@ impl Session {
     pub(crate) async fn death(&self, engine: &Engine) -> Result<Option<Death>> {
         Ok(match self.look(engine).await? {
             Look::Dead(d) => Some(d),
-            Look::NotEnded | Look::Settled => None,
+            Look::NotEnded | Look::Settled | Look::RemovedByBerth => None,
         })
     }
 
@@ -78,7 +80,8 @@ impl Session {
     }
 
     /// A container that is gone (or being removed): removed outside berth while its readiness
-    /// record is still there and this handle is not the one removing it.
+    /// record is still there and this handle is not the one removing it; removed through berth
+    /// by another handle once its records are gone too.
     async fn gone_look(&self, engine: &Engine) -> Result<Look> {
         if self.state.lock().await.is_done() {
             return Ok(Look::Settled);
@@ -87,7 +90,7 @@ impl Session {
         Ok(if recs.ready {
             Look::Dead(Death::removed_outside())
         } else {
-            Look::Settled
+            Look::RemovedByBerth
         })
     }
 
@@ -134,6 +137,13 @@ impl Session {
         for i in 0..polls {
             match self.look(engine).await {
                 Ok(Look::Dead(d)) => return self.dead(d),
+                // A command cut by a removal through berth elsewhere: the container is gone.
+                Ok(Look::RemovedByBerth) if lost => {
+                    return Error::SessionNotFound {
+                        session_id: self.session_id.clone(),
+                        name: self.name.clone(),
+                    }
+                }
                 Ok(Look::NotEnded) if i + 1 < polls => {
                     let running = top::process_count(engine, &self.id)
                         .await
