@@ -6,6 +6,7 @@ import { afterAll, expect } from 'vitest';
 import { createSession, listSessions, peek, resumeSession, SessionDeadError, type Session } from '../../index.mjs';
 import { createDockerSandboxProvider } from '../../harness.mjs';
 import { runBerth } from '../helpers/berth-cli.js';
+import { startChild } from '../helpers/child.js';
 import { engineRequest, inspectContainer, removeContainer } from '../helpers/engine-http.mjs';
 import { expectBerthError } from '../helpers/expect-error.js';
 import { sessionTest as test } from '../helpers/fixtures.js';
@@ -144,5 +145,25 @@ engineSuite('cause of death', () => {
     const e = await expectBerthError(inFlight, SessionDeadError);
     // The engine may show the killed container before it removes it.
     expect(['removed-outside', 'killed']).toContain(e.details.cause);
+  });
+
+  test('a command in flight when another process removes the session through berth ends coded: removed-outside while its records stand, else E_SESSION_NOT_FOUND', async ({ engine, session }) => {
+    const inFlight = session.exec(['sleep', '30']);
+    inFlight.catch(() => {});
+    for (let i = 0; i < 100 && (await session.exec(['pgrep', '-f', '^sleep 30$'])).exitCode !== 0; i++) {
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    const other = await startChild();
+    try {
+      const resumed = await other.call('resumeSession', { sessionId: session.sessionId, socketPath: engine.socketPath });
+      await other.call('remove', resumed.handle, { force: true });
+    } finally {
+      await other.exit();
+    }
+    const e = await inFlight.then(
+      () => undefined,
+      (error: unknown) => error as { code?: string; details?: { cause?: string } },
+    );
+    expect(e?.code === 'E_SESSION_NOT_FOUND' || (e?.code === 'E_SESSION_DEAD' && e.details?.cause === 'removed-outside')).toBe(true);
   });
 });
