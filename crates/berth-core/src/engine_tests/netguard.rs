@@ -92,8 +92,12 @@ async fn the_reaper_removes_a_killed_process_s_helper_and_other_builds_unused_im
         .unwrap();
     netguard_image::ensure(&engine).await.unwrap();
     let run_labels = [(RUN_LABEL.to_string(), run_id().to_string())];
+    // The helpers carry a label of this test alone, and the reaps are narrowed to it: another
+    // engine test's reap (narrowed to the run label, running in parallel) would otherwise remove
+    // them between this test's looks.
+    let case_labels = [("berth.test-case".to_string(), sid.clone())];
     let by_hand = |sandbox: &str| {
-        let mut labels: HashMap<String, String> = run_labels.iter().cloned().collect();
+        let mut labels: HashMap<String, String> = case_labels.iter().cloned().collect();
         labels.insert(HELPER_LABEL.into(), "netguard".into());
         labels.insert(HELPER_FOR_LABEL.into(), sandbox.into());
         ContainerCreateBody {
@@ -122,7 +126,7 @@ async fn the_reaper_removes_a_killed_process_s_helper_and_other_builds_unused_im
         .id;
     let scope = Scope {
         prefix: None,
-        labels: run_labels.iter().cloned().collect(),
+        labels: case_labels.iter().cloned().collect(),
     };
     let dry = reap_orphans(true, &scope, &EngineOptions::default(), &never)
         .await
