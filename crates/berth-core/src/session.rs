@@ -290,7 +290,7 @@ impl Session {
     }
 
     /// `E_SESSION_NOT_FOUND` for this session (its container is gone).
-    fn not_found(&self) -> Error {
+    pub(crate) fn not_found(&self) -> Error {
         Error::SessionNotFound {
             session_id: self.session_id.clone(),
             name: self.name.clone(),
@@ -596,10 +596,7 @@ impl Session {
         match e {
             Error::Engine {
                 status: Some(404), ..
-            } => Error::SessionNotFound {
-                session_id: self.session_id.clone(),
-                name: self.name.clone(),
-            },
+            } => self.not_found(),
             e => e,
         }
     }

@@ -138,12 +138,7 @@ impl Session {
             match self.look(engine).await {
                 Ok(Look::Dead(d)) => return self.dead(d),
                 // A command cut by a removal through berth elsewhere: the container is gone.
-                Ok(Look::RemovedByBerth) if lost => {
-                    return Error::SessionNotFound {
-                        session_id: self.session_id.clone(),
-                        name: self.name.clone(),
-                    }
-                }
+                Ok(Look::RemovedByBerth) if lost => return self.not_found(),
                 Ok(Look::NotEnded) if i + 1 < polls => {
                     let running = top::process_count(engine, &self.id)
                         .await
